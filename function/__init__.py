@@ -1,0 +1,1 @@
+"""blog-api: the Flask app, the Lambda entry and the article worker."""

@@ -1,0 +1,25 @@
+"""The parsed form of one article file (CONTRACT section 7)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ParsedArticle:
+    slug: str  # file name without ".md"
+    path: str  # repository path
+    blob_sha: str
+    title: str
+    type: str | None
+    description: str | None
+    thumbnail: str | None
+    publish: bool
+    tags: tuple[str, ...]  # normalised tag paths, e.g. ("tech/aws/lambda",), sorted, unique
+    content: str  # Markdown body without front matter
+    content_html: str  # rendered HTML (raw HTML escaped unless allowed)
+    content_hash: str  # sha256 hex over every field above except path/blob_sha: "did it really change"
+
+
+class ArticleParseError(Exception):
+    """A file that cannot become an article (bad YAML, missing title, wrong types, bad slug...)."""

@@ -1,0 +1,58 @@
+"""One name, one place: physical names, environment variable names and the pass-through path.
+
+Both ``infra/`` (which writes these variables onto the Lambda function) and ``function/``
+(which reads them) import from here, so a rename cannot leave the two disagreeing.
+"""
+
+from __future__ import annotations
+
+PROJECT = "blog-api"
+
+# Routes
+WEBHOOK_ROUTE = "/webhooks/github"
+DEFAULT_PASS_THROUGH_PATH = "/events"
+
+# Environment variable names (CONTRACT section 2)
+ENV_WEBHOOK_SECRET = "GITHUB_WEBHOOK_SECRET"
+ENV_WEBHOOK_SECRET_PARAM = "GITHUB_WEBHOOK_SECRET_PARAM"
+ENV_GITHUB_APP_ID = "GITHUB_APP_ID"
+ENV_GITHUB_APP_PRIVATE_KEY = "GITHUB_APP_PRIVATE_KEY"
+ENV_GITHUB_APP_PRIVATE_KEY_PARAM = "GITHUB_APP_PRIVATE_KEY_PARAM"
+ENV_GITHUB_API_URL = "GITHUB_API_URL"
+ENV_DATABASE_URL = "DATABASE_URL"
+ENV_DATABASE_URL_PARAM = "DATABASE_URL_PARAM"
+ENV_ARTICLE_SOURCE = "ARTICLE_SOURCE"
+ENV_ARTICLES_DIR = "ARTICLES_DIR"
+ENV_ARTICLE_BRANCH = "ARTICLE_BRANCH"
+ENV_LAMBDA_FUNCTION_NAME = "AWS_LAMBDA_FUNCTION_NAME"
+ENV_PASS_THROUGH_PATH = "AWS_LWA_PASS_THROUGH_PATH"
+ENV_HTTPS_PROXY = "HTTPS_PROXY"
+ENV_NO_PROXY = "NO_PROXY"
+ENV_LOG_LEVEL = "LOG_LEVEL"
+ENV_ALLOW_RAW_HTML = "ARTICLE_ALLOW_RAW_HTML"
+ENV_INSTALLATION_MAP = "GITHUB_INSTALLATION_USER_MAP"
+
+# Defaults
+DEFAULT_GITHUB_API_URL = "https://api.github.com"
+DEFAULT_DATABASE_URL = "sqlite:///.data/blog.db"
+DEFAULT_ARTICLE_SOURCE = "github"
+DEFAULT_ARTICLES_DIR = "articles"
+DEFAULT_LOG_LEVEL = "INFO"
+
+# The function's handler, as Lambda names it.
+HANDLER = "function.handler.handler"
+
+# Lambda's limit for an asynchronous (InvocationType=Event) payload.
+ASYNC_INVOKE_PAYLOAD_LIMIT = 1_048_576
+
+
+def function_name(physical_prefix: str) -> str:
+    """The fixed physical name of the Lambda function for a stack prefix (``d-st`` → ``d-st-blog-api``)."""
+    if not physical_prefix:
+        raise ValueError("physical prefix must not be empty")
+    return f"{physical_prefix}-{PROJECT}"
+
+
+def function_arn(region: str, account_id: str, physical_prefix: str) -> str:
+    """The function's ARN as a plain string: lets IAM grant self-invoke without referencing the function."""
+    return f"arn:aws:lambda:{region}:{account_id}:function:{function_name(physical_prefix)}"
