@@ -56,3 +56,8 @@ def function_name(physical_prefix: str) -> str:
 def function_arn(region: str, account_id: str, physical_prefix: str) -> str:
     """The function's ARN as a plain string: lets IAM grant self-invoke without referencing the function."""
     return f"arn:aws:lambda:{region}:{account_id}:function:{function_name(physical_prefix)}"
+
+
+# The constant input of the scheduled EventBridge rule (infra/schedule.py): the function's non-HTTP
+# path receives exactly {"kind": SCHEDULED_REDELIVERY_KIND} and runs the redelivery sweep (issue #7).
+SCHEDULED_REDELIVERY_KIND = "scheduled-redelivery"
