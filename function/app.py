@@ -1,0 +1,40 @@
+"""The Flask application factory: ``flask --app function.app run`` serves ``create_app()``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+
+from function.logs import configure_logging
+from function.routes import articles, errors, events, health, webhook
+from function.services import Services
+from function.settings import Settings
+
+# GitHub caps a delivery at 25 MB; leave room for form encoding.
+MAX_DELIVERY_BYTES = 30 * 1024 * 1024
+
+
+def create_app(settings: Settings | None = None, *, services: Services | None = None, **overrides: Any) -> Flask:
+    """Build the app. Settings come from the environment unless given; collaborators may be passed
+    (``services``, or ``invoker=``/``source=``/``database=``/``clock=`` overrides) instead of built.
+
+    Raises ConfigError (and so refuses to start) without a webhook secret.
+    """
+    if services is None:
+        services = Services(settings or Settings.from_env(), **overrides)
+    settings = services.settings
+    configure_logging(settings.log_level, settings.secrets())
+
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_DELIVERY_BYTES
+    app.config["JSON_SORT_KEYS"] = False
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["blog_api"] = services
+
+    errors.init_app(app)
+    app.register_blueprint(health.blueprint)
+    app.register_blueprint(webhook.blueprint)
+    app.register_blueprint(events.make_blueprint(settings.pass_through_path))
+    app.register_blueprint(articles.blueprint)
+    return app

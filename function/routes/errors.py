@@ -1,0 +1,55 @@
+"""One place that turns every exception into ``{"error": CODE, "message": text}`` with its status."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, Response, jsonify
+from werkzeug.exceptions import HTTPException
+
+from function.errors import BlogApiError
+
+log = logging.getLogger(__name__)
+
+_HTTP_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "PAYLOAD_TOO_LARGE",
+    414: "URI_TOO_LONG",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    431: "HEADERS_TOO_LARGE",
+}
+
+
+def error_response(status: int, code: str, message: str) -> tuple[Response, int]:
+    return jsonify({"error": code, "message": message}), status
+
+
+def retryable_errors() -> tuple[type[BaseException], ...]:
+    """Dependency failures worth a retry: answered 503 so Lambda (or GitHub's redelivery) tries again."""
+    from function.db import DatabaseUnavailable
+    from function.source import SourceUnavailable
+    from function.store import LockTimeout
+
+    return (SourceUnavailable, DatabaseUnavailable, LockTimeout)
+
+
+def to_response(exc: BaseException) -> tuple[Response, int]:
+    """The JSON answer for ``exc``; logs the unexpected ones (without the request body)."""
+    if isinstance(exc, BlogApiError):
+        return error_response(exc.status, exc.code, exc.message)
+    if isinstance(exc, HTTPException):
+        status = exc.code or 500
+        return error_response(status, _HTTP_CODES.get(status, "HTTP_ERROR"), exc.description or exc.name)
+    if isinstance(exc, retryable_errors()):
+        log.warning("Dependency unavailable", extra={"error_type": type(exc).__name__, "error": str(exc)})
+        return error_response(503, "UNAVAILABLE", f"{type(exc).__name__}: {exc}"[:500])
+    log.exception("Unhandled error")
+    return error_response(500, "INTERNAL", "internal error")
+
+
+def init_app(app: Flask) -> None:
+    app.register_error_handler(Exception, to_response)

@@ -1,0 +1,53 @@
+"""The pass-through route (``POST /events``): the worker's entry for self-invoked envelopes."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from flask import Blueprint, request
+
+from function import envelope
+from function.delivery import Skip, classify_push, decode_payload
+from function.errors import Forbidden, Unavailable
+from function.routes import services
+from function.routes.processing import run_push
+
+log = logging.getLogger(__name__)
+
+# Set in the WSGI environ by function.handler for events that came through the pass-through path.
+# An HTTP request cannot set it: headers arrive as HTTP_* keys, never as this one.
+PASS_THROUGH_ENVIRON_KEY = "blog_api.pass_through"
+
+
+def make_blueprint(path: str) -> Blueprint:
+    blueprint = Blueprint("events", __name__)
+
+    @blueprint.post(path)
+    def receive_event() -> tuple[dict[str, Any], int]:
+        svc = services()
+        settings = svc.settings
+        # Defence in depth: on Lambda, only the handler's pass-through reaches this route; an HTTP
+        # request for it from API Gateway is refused even with a valid signature.
+        if settings.lambda_mode and not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
+            raise Forbidden(f"{path} only accepts events passed through by the function itself")
+        raw = request.get_data(cache=True)
+        env = envelope.parse_and_verify(settings.webhook_secret, raw)
+
+        if env.event != "push":
+            return {"status": "skipped", "reason": f"event {env.event!r} is not handled"}, 200
+        push = env.push
+        if push is None:
+            decision = classify_push(decode_payload(env.body or b""), settings.article_branch)
+            if isinstance(decision, Skip):
+                return {"status": "skipped", "reason": decision.reason}, 200
+            push = decision
+        summary = run_push(env.delivery, env.event, env.received_at, push)
+        if summary.retryable:
+            # Committed what could be; answer 5xx so Lambda retries and fetches only what failed.
+            raise Unavailable(
+                f"{summary.failed} of {summary.processed} articles failed to fetch; the delivery will be retried"
+            )
+        return summary.to_json(), 200
+
+    return blueprint

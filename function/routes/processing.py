@@ -1,0 +1,56 @@
+"""Running the worker for one push, with the delivery's logs (shared by inline mode and /events)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+
+from function.envelope import PushRef
+from function.routes import services
+from function.worker import DeliveryInfo, SyncSummary
+
+log = logging.getLogger(__name__)
+
+
+def parse_time(value: str | None) -> datetime:
+    """An ISO 8601 time as naive UTC; now when absent or unreadable."""
+    if value:
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            if parsed.tzinfo is not None:
+                parsed = parsed.astimezone(UTC)
+            return parsed.replace(tzinfo=None)
+        except ValueError:
+            pass
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def run_push(delivery: str, event: str, received_at: str | None, push: PushRef) -> SyncSummary:
+    """Sync the pushing user's articles; logs ``Webhook processing complete`` when done."""
+    started = time.perf_counter()
+    svc = services()
+    info = DeliveryInfo(delivery_id=delivery, event=event, received_at=parse_time(received_at))
+    try:
+        with svc.store() as store:
+            summary = svc.worker(store).process_push(info, push)
+    except Exception as exc:
+        log.warning(
+            "Webhook processing failed",
+            extra={
+                "delivery": delivery,
+                "error_type": type(exc).__name__,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            },
+        )
+        raise
+    log.info(
+        "Webhook processing complete",
+        extra={
+            "delivery": delivery,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            "outcome": summary.outcome,
+            **summary.log_fields(),
+        },
+    )
+    return summary

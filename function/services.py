@@ -1,0 +1,104 @@
+"""The composition root: builds the app's collaborators from Settings, lazily, once each.
+
+Nothing here runs at import. Tests pass their own collaborators (a fake invoker, a source on a
+local GitHub stand-in, a store on MariaDB) instead of patching.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from function.invoker import LambdaInvoker, SelfInvoker, lambda_client_factory
+from function.settings import Settings
+from function.source import ArticleSource
+
+
+class Services:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        invoker: SelfInvoker | None = None,
+        source: ArticleSource | None = None,
+        database: Any = None,
+        clock: Callable[[], Any] | None = None,
+    ) -> None:
+        self.settings = settings
+        self._invoker = invoker
+        self._source = source
+        self._database = database
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def invoker(self) -> SelfInvoker | None:
+        """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
+        if not self.settings.lambda_mode:
+            return None
+        with self._lock:
+            if self._invoker is None:
+                proxy = self.settings.https_proxy
+                name = self.settings.lambda_function_name or ""
+                self._invoker = LambdaInvoker(name, lambda: lambda_client_factory(proxy))
+            return self._invoker
+
+    def database(self) -> Any:
+        """The Peewee database bound from DATABASE_URL (opened once; connections are per job)."""
+        with self._lock:
+            if self._database is None:
+                from function.db import bind
+
+                self._database = bind(self.settings.database_url)
+            return self._database
+
+    @contextlib.contextmanager
+    def store(self) -> Iterator[Any]:
+        """A store on a fresh connection, closed when the block ends (connect and close per job)."""
+        from function.db import connection
+        from function.store import PeeweeStore
+
+        db = self.database()
+        with connection(db):
+            yield PeeweeStore(db)
+
+    def source(self) -> ArticleSource:
+        with self._lock:
+            if self._source is None:
+                self._source = build_source(self.settings)
+            return self._source
+
+    def worker(self, store: Any) -> Any:
+        from function.worker import Worker, utc_now
+
+        return Worker(
+            store,
+            self.source(),
+            articles_dir=self.settings.articles_dir,
+            allow_raw_html=self.settings.allow_raw_html,
+            clock=self._clock or utc_now,
+        )
+
+
+def build_source(settings: Settings) -> ArticleSource:
+    """The article source named by ARTICLE_SOURCE."""
+    folder = settings.source_dir
+    if folder is not None:
+        from function.dir_source import DirectorySource
+
+        return DirectorySource(Path(folder), settings.articles_dir)
+
+    from function.errors import ConfigError
+    from function.github_app import GitHubAppAuth
+    from function.github_source import GitHubSource
+    from function.http import HttpClient
+
+    if not settings.github_app_id or not settings.github_private_key:
+        raise ConfigError(
+            "ARTICLE_SOURCE=github needs GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY (or _PARAM)"
+        )
+    http = HttpClient(https_proxy=settings.https_proxy, no_proxy=settings.no_proxy)
+    auth = GitHubAppAuth(settings.github_app_id, settings.github_private_key, settings.github_api_url, http)
+    return GitHubSource(auth, http, settings.github_api_url, articles_dir=settings.articles_dir)

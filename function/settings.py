@@ -1,0 +1,160 @@
+"""Typed runtime settings, read once from the environment (CONTRACT section 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from function.errors import ConfigError
+from shared import names
+
+# Reads SSM parameters by name (SecureString decrypted) and returns {name: value}.
+ParameterReader = Callable[[Sequence[str]], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the app and the worker read from their environment. Secrets are kept out of repr."""
+
+    webhook_secret: str = field(repr=False)
+    github_app_id: str | None = None
+    github_private_key: str | None = field(default=None, repr=False)
+    github_api_url: str = names.DEFAULT_GITHUB_API_URL
+    database_url: str = field(default=names.DEFAULT_DATABASE_URL, repr=False)
+    article_source: str = names.DEFAULT_ARTICLE_SOURCE
+    articles_dir: str = names.DEFAULT_ARTICLES_DIR
+    article_branch: str | None = None
+    lambda_function_name: str | None = None
+    pass_through_path: str = names.DEFAULT_PASS_THROUGH_PATH
+    https_proxy: str | None = None
+    no_proxy: tuple[str, ...] = ()
+    log_level: str = names.DEFAULT_LOG_LEVEL
+    allow_raw_html: bool = False
+    # GitHub account login -> blog user name, for installation events whose login differs from the name.
+    installation_user_map: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.webhook_secret:
+            raise ConfigError(
+                f"{names.ENV_WEBHOOK_SECRET} (or {names.ENV_WEBHOOK_SECRET_PARAM}) is not set: "
+                "blog-api refuses to start without a webhook secret"
+            )
+        if self.article_source != "github" and not self.article_source.startswith("dir:"):
+            raise ConfigError(f"{names.ENV_ARTICLE_SOURCE} must be 'github' or 'dir:PATH'")
+        if not self.pass_through_path.startswith("/"):
+            raise ConfigError(f"{names.ENV_PASS_THROUGH_PATH} must start with '/'")
+
+    @property
+    def lambda_mode(self) -> bool:
+        """True on Lambda (accept and self-invoke); False locally (process inside the request)."""
+        return bool(self.lambda_function_name)
+
+    @property
+    def source_dir(self) -> str | None:
+        """The folder of ``ARTICLE_SOURCE=dir:PATH``, or None for GitHub."""
+        return self.article_source[4:] if self.article_source.startswith("dir:") else None
+
+    def secrets(self) -> list[str]:
+        """Values that must never appear in a log line or a response."""
+        values = [self.webhook_secret, self.github_private_key or ""]
+        if self.github_private_key:
+            # A PEM's body lines are secret on their own too.
+            values += [line for line in self.github_private_key.splitlines() if len(line) > 20]
+        password = _url_password(self.database_url)
+        if password:
+            values.append(password)
+        return [v for v in values if v]
+
+    @classmethod
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, read_parameters: ParameterReader | None = None
+    ) -> Settings:
+        """Build settings from ``environ`` (default ``os.environ``).
+
+        ``*_PARAM`` variables name SSM SecureStrings; they are read in one batched call through
+        ``read_parameters`` (default: boto3's SSM client), only when a plain value is not set.
+        """
+        env = dict(os.environ if environ is None else environ)
+        wanted = {
+            names.ENV_WEBHOOK_SECRET: names.ENV_WEBHOOK_SECRET_PARAM,
+            names.ENV_GITHUB_APP_PRIVATE_KEY: names.ENV_GITHUB_APP_PRIVATE_KEY_PARAM,
+            names.ENV_DATABASE_URL: names.ENV_DATABASE_URL_PARAM,
+        }
+        to_read = {var: env[param] for var, param in wanted.items() if not env.get(var) and env.get(param)}
+        if to_read:
+            reader = read_parameters or ssm_parameter_reader(env.get(names.ENV_HTTPS_PROXY))
+            values = reader(sorted(set(to_read.values())))
+            for var, param in to_read.items():
+                if param not in values:
+                    raise ConfigError(f"SSM parameter {param} (from {wanted[var]}) was not found")
+                env[var] = values[param]
+
+        return cls(
+            webhook_secret=env.get(names.ENV_WEBHOOK_SECRET, ""),
+            github_app_id=env.get(names.ENV_GITHUB_APP_ID) or None,
+            github_private_key=env.get(names.ENV_GITHUB_APP_PRIVATE_KEY) or None,
+            github_api_url=(env.get(names.ENV_GITHUB_API_URL) or names.DEFAULT_GITHUB_API_URL).rstrip("/"),
+            database_url=env.get(names.ENV_DATABASE_URL) or names.DEFAULT_DATABASE_URL,
+            article_source=env.get(names.ENV_ARTICLE_SOURCE) or names.DEFAULT_ARTICLE_SOURCE,
+            articles_dir=(env.get(names.ENV_ARTICLES_DIR) or names.DEFAULT_ARTICLES_DIR).strip("/"),
+            article_branch=env.get(names.ENV_ARTICLE_BRANCH) or None,
+            lambda_function_name=env.get(names.ENV_LAMBDA_FUNCTION_NAME) or None,
+            pass_through_path=env.get(names.ENV_PASS_THROUGH_PATH) or names.DEFAULT_PASS_THROUGH_PATH,
+            https_proxy=env.get(names.ENV_HTTPS_PROXY) or env.get("https_proxy") or None,
+            no_proxy=_split(env.get(names.ENV_NO_PROXY) or env.get("no_proxy") or ""),
+            log_level=(env.get(names.ENV_LOG_LEVEL) or names.DEFAULT_LOG_LEVEL).upper(),
+            allow_raw_html=(env.get(names.ENV_ALLOW_RAW_HTML, "").lower() in {"1", "true", "yes"}),
+            installation_user_map=_parse_map(env.get(names.ENV_INSTALLATION_MAP, "")),
+        )
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _parse_map(value: str) -> dict[str, str]:
+    """``login=user,login2=user2`` (or a JSON object) → mapping."""
+    value = value.strip()
+    if not value:
+        return {}
+    if value.startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError as exc:
+            raise ConfigError(f"{names.ENV_INSTALLATION_MAP} is not valid JSON") from exc
+        return {str(k): str(v) for k, v in parsed.items()}
+    pairs = [p.split("=", 1) for p in _split(value)]
+    if any(len(p) != 2 for p in pairs):
+        raise ConfigError(f"{names.ENV_INSTALLATION_MAP} must look like 'login=user,login2=user2'")
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
+def _url_password(url: str) -> str | None:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        return None
+
+
+def ssm_parameter_reader(https_proxy: str | None = None) -> ParameterReader:
+    """A ParameterReader on boto3's SSM client (built on first use; time-outs so start-up can't hang)."""
+
+    def read(parameter_names: Sequence[str]) -> dict[str, str]:
+        import boto3
+        from botocore.config import Config
+
+        config = Config(
+            connect_timeout=2,
+            read_timeout=5,
+            retries={"mode": "standard", "max_attempts": 3},
+            proxies={"https": https_proxy} if https_proxy else None,
+        )
+        client = boto3.client("ssm", config=config)
+        answer = client.get_parameters(Names=list(parameter_names), WithDecryption=True)
+        return {p["Name"]: p["Value"] for p in answer.get("Parameters", [])}
+
+    return read

@@ -1,0 +1,279 @@
+"""The worker: reconcile every article of the repository into the database.
+
+Full-scan meaning, incremental cost: every run compares the whole tree listing (blob SHAs) with what
+the database holds, so a missed or failed delivery heals on the next push, but only the files whose
+SHA changed are fetched and parsed, and the writes are a constant number of batched statements.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from function.articles import ArticleParseError, ParsedArticle
+from function.envelope import PushRef
+from function.errors import NotFound, UnknownInstallation
+from function.parsing import parse_article, slug_for_path
+from function.source import ArticleSource, FetchFailure, RepoRef
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+Progress = Callable[[int, int], None]  # (done, total)
+
+
+def utc_now() -> datetime:
+    """Naive UTC, as the database stores it."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+@dataclass(frozen=True)
+class FileFailure:
+    path: str
+    message: str
+    retryable: bool
+
+
+@dataclass
+class SyncSummary:
+    processed: int = 0  # article files in the repository at the head
+    succeeded: int = 0  # of those, in sync after this run
+    failed: int = 0  # could not be fetched or parsed (left as they were)
+    fetched: int = 0  # files whose content was read (changed since the last run)
+    written: int = 0  # rows inserted or updated
+    archived: int = 0
+    head_sha: str | None = None
+    failures: list[FileFailure] = field(default_factory=list)
+    skipped_reason: str | None = None
+
+    @property
+    def retryable(self) -> bool:
+        """True when some file failed for a reason that may pass (GitHub 5xx, time-out)."""
+        return any(f.retryable for f in self.failures)
+
+    @property
+    def outcome(self) -> str:
+        if self.skipped_reason:
+            return "skipped"
+        return "success" if not self.failures else "partial"
+
+    def to_json(self) -> dict[str, Any]:
+        if self.skipped_reason:
+            return {"status": "skipped", "reason": self.skipped_reason}
+        return {
+            "status": "processed",
+            "processed": self.processed,
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+        }
+
+    def log_fields(self) -> dict[str, Any]:
+        return {
+            "processed": self.processed,
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+            "fetched": self.fetched,
+            "written": self.written,
+            "archived": self.archived,
+            "head_sha": self.head_sha,
+        }
+
+
+@dataclass(frozen=True)
+class DeliveryInfo:
+    delivery_id: str
+    event: str
+    received_at: datetime
+
+
+class Store(Protocol):
+    """The part of ``function.store.PeeweeStore`` the worker uses."""
+
+    def find_user_by_installation(self, installation_id: int) -> Any: ...
+    def get_user(self, name: str) -> Any: ...
+    def set_repository(self, user_id: int, repository: str) -> None: ...
+    def load_index(self, user_id: int) -> dict[str, Any]: ...
+    def apply(
+        self,
+        user_id: int,
+        articles: Any,
+        archive_slugs: Any,
+        head_sha: str,
+        now: datetime,
+    ) -> Any: ...
+    def user_lock(self, user_id: int, timeout_s: float) -> Any: ...
+    def get_delivery(self, delivery_id: str) -> Any: ...
+    def start_delivery(
+        self,
+        delivery_id: str,
+        event: str,
+        installation_id: int | None,
+        repository: str | None,
+        received_at: datetime,
+        now: datetime,
+    ) -> Any: ...
+    def finish_delivery(self, delivery_id: str, **fields: Any) -> None: ...
+
+
+class Worker:
+    """Syncs one user's articles from an ArticleSource into a Store."""
+
+    def __init__(
+        self,
+        store: Store,
+        source: ArticleSource,
+        *,
+        articles_dir: str = "articles",
+        allow_raw_html: bool = False,
+        clock: Clock = utc_now,
+        lock_timeout_s: float = 60.0,
+    ) -> None:
+        self._store = store
+        self._source = source
+        self._articles_dir = articles_dir
+        self._allow_raw_html = allow_raw_html
+        self._clock = clock
+        self._lock_timeout_s = lock_timeout_s
+
+    def process_push(self, delivery: DeliveryInfo, push: PushRef) -> SyncSummary:
+        """Process one push delivery, at-least-once safe.
+
+        The per-user lock serialises deliveries for one user, and the head is read inside it, so
+        two deliveries that run at once or finish out of order can never roll content back. A
+        delivery already recorded as a success is skipped cheaply; a failed one runs again.
+        Raises UnknownInstallation (permanent) or the source's / database's retryable errors.
+        """
+        user = self._store.find_user_by_installation(push.installation_id)
+        if user is None:
+            log.error(
+                "Unknown installation",
+                extra={
+                    "delivery": delivery.delivery_id,
+                    "installation_id": push.installation_id,
+                    "repository": push.repository,
+                    "fix": f"blog-api users set-installation --name <user> "
+                    f"--installation-id {push.installation_id}",
+                },
+            )
+            raise UnknownInstallation(push.installation_id)
+        with self._store.user_lock(user.id, self._lock_timeout_s):
+            previous = self._store.get_delivery(delivery.delivery_id)
+            if previous is not None and previous.outcome == "success":
+                return SyncSummary(skipped_reason="delivery already processed")
+            now = self._clock()
+            self._store.start_delivery(
+                delivery.delivery_id,
+                delivery.event,
+                push.installation_id,
+                push.repository,
+                delivery.received_at,
+                now,
+            )
+            if user.repository != push.repository:
+                self._store.set_repository(user.id, push.repository)
+            repo = RepoRef(push.repository, push.branch, push.installation_id)
+            try:
+                summary = self._reconcile(user.id, repo)
+            except Exception as exc:
+                self._store.finish_delivery(
+                    delivery.delivery_id,
+                    head_sha=None,
+                    processed=0,
+                    succeeded=0,
+                    failed=0,
+                    archived=0,
+                    outcome="failed",
+                    error=f"{type(exc).__name__}: {exc}"[:2000],
+                    now=self._clock(),
+                )
+                raise
+            self._store.finish_delivery(
+                delivery.delivery_id,
+                head_sha=summary.head_sha,
+                processed=summary.processed,
+                succeeded=summary.succeeded,
+                failed=summary.failed,
+                archived=summary.archived,
+                outcome=summary.outcome,
+                error="; ".join(f"{f.path}: {f.message}" for f in summary.failures)[:2000] or None,
+                now=self._clock(),
+            )
+            return summary
+
+    def sync_user(
+        self, name: str, *, branch: str | None = None, progress: Progress | None = None
+    ) -> SyncSummary:
+        """A full scan for one user now (the CLI's ``sync``), under the same lock as deliveries."""
+        user = self._store.get_user(name)
+        if user is None:
+            raise NotFound(f"no user named {name!r}")
+        repo = RepoRef(user.repository or "", branch, user.installation_id)
+        with self._store.user_lock(user.id, self._lock_timeout_s):
+            return self._reconcile(user.id, repo, progress)
+
+    def _reconcile(self, user_id: int, repo: RepoRef, progress: Progress | None = None) -> SyncSummary:
+        started = time.monotonic()
+        snapshot = self._source.snapshot(repo)
+        index = self._store.load_index(user_id)
+
+        files_by_slug = {}
+        for file in snapshot.files:
+            slug = slug_for_path(file.path, self._articles_dir)
+            if slug is not None:
+                files_by_slug[slug] = file
+        changed = [
+            file
+            for slug, file in files_by_slug.items()
+            if (stored := index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived
+        ]
+        summary = SyncSummary(processed=len(files_by_slug), fetched=len(changed), head_sha=snapshot.head_sha)
+        if progress:
+            progress(0, len(changed))
+
+        parsed: list[ParsedArticle] = []
+        results = self._source.fetch(repo, snapshot, changed) if changed else []
+        for done, result in enumerate(results, start=1):
+            if isinstance(result, FetchFailure):
+                summary.failures.append(FileFailure(result.path, result.message, result.retryable))
+            else:
+                try:
+                    parsed.append(
+                        parse_article(
+                            result.path,
+                            result.sha,
+                            result.content,
+                            articles_dir=self._articles_dir,
+                            allow_raw_html=self._allow_raw_html,
+                        )
+                    )
+                except ArticleParseError as exc:
+                    summary.failures.append(FileFailure(result.path, str(exc), retryable=False))
+            if progress:
+                progress(done, len(changed))
+        for failure in summary.failures:
+            log.warning(
+                "Article failed",
+                extra={"path": failure.path, "error": failure.message, "retryable": failure.retryable},
+            )
+
+        # A truncated listing may just be missing paths: never archive from it.
+        if snapshot.complete:
+            archive = [slug for slug, s in index.items() if slug not in files_by_slug and not s.archived]
+        else:
+            archive = []
+            log.warning("Tree listing incomplete; nothing archived", extra={"head_sha": snapshot.head_sha})
+
+        result = self._store.apply(user_id, parsed, archive, snapshot.head_sha, self._clock())
+        summary.written = result.written
+        summary.archived = result.archived
+        summary.failed = len(summary.failures)
+        summary.succeeded = summary.processed - summary.failed
+        log.info(
+            "Reconciled articles",
+            extra={**summary.log_fields(), "duration_ms": round((time.monotonic() - started) * 1000, 1)},
+        )
+        return summary
