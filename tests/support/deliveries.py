@@ -1,0 +1,60 @@
+"""Recorded GitHub payloads and AWS event shapes, and signing them as GitHub does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from function.signature import sign
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SECRET = "It is a test secret: 7c1d0a"
+
+
+def github_payload(name: str) -> bytes:
+    """Bytes of a recorded payload, e.g. ``push/with-new-branch`` (octokit/webhooks, MIT)."""
+    return (FIXTURES / "github" / f"{name}.payload.json").read_bytes()
+
+
+def github_json(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(github_payload(name))
+    return data
+
+
+def aws_event(name: str) -> dict[str, Any]:
+    """A recorded Lambda event shape (Powertools' test events, MIT-0)."""
+    data: dict[str, Any] = json.loads((FIXTURES / "aws" / f"{name}.json").read_text())
+    return data
+
+
+def push_payload(
+    *, ref: str = "refs/heads/main", installation_id: int = 1, repo: str = "octo/blog", after: str = "a" * 40
+) -> dict[str, Any]:
+    """The recorded App push, re-aimed at a repository and branch of the test's choosing."""
+    data = github_json("push/with-new-branch")
+    data["ref"] = ref
+    data["after"] = after
+    data["installation"] = {"id": installation_id}
+    data["repository"]["full_name"] = repo
+    data["repository"]["default_branch"] = "main"
+    data["repository"]["master_branch"] = "main"
+    return data
+
+
+def github_headers(
+    body: bytes,
+    *,
+    event: str = "push",
+    delivery: str = "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+    secret: str = SECRET,
+    content_type: str = "application/json",
+) -> dict[str, str]:
+    """The headers GitHub sends with a delivery, signed over ``body``."""
+    return {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery,
+        "X-Hub-Signature-256": sign(secret, body),
+        "User-Agent": "GitHub-Hookshot/044aadd",
+        "Content-Type": content_type,
+    }

@@ -1,0 +1,147 @@
+"""function.handler: HTTP events through serverless-wsgi, every other event through the pass-through path."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from function import handler as handler_module
+from function.passthrough import PassThroughFailed, dispatch, is_http_event
+from tests.support.deliveries import SECRET, aws_event, github_headers, push_payload
+from tests.support.fakes import RecordingInvoker
+
+
+def as_http_event(shape: str, method: str, path: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
+    """A recorded event of ``shape`` re-aimed at our route with a signed GitHub delivery."""
+    event = aws_event(shape)
+    event["body"] = base64.b64encode(body).decode()
+    event["isBase64Encoded"] = True
+    event.pop("queryStringParameters", None)
+    event.pop("multiValueQueryStringParameters", None)
+    if "multiValueHeaders" in event:
+        event["multiValueHeaders"] = {k: [v] for k, v in headers.items()}
+        event.pop("headers", None)
+    else:
+        event["headers"] = {k.lower(): v for k, v in headers.items()}
+    if event.get("version") == "2.0":
+        event["rawPath"] = path
+        event["rawQueryString"] = ""
+        event["requestContext"]["http"]["method"] = method
+        event["requestContext"]["http"]["path"] = path
+        event.pop("cookies", None)
+    else:
+        event["path"] = path
+        event["httpMethod"] = method
+        if "requestContext" in event and "path" in event["requestContext"]:
+            event["requestContext"]["path"] = path
+            event["requestContext"]["httpMethod"] = method
+    return event
+
+
+SHAPES = ["apiGatewayProxyEvent", "apiGatewayProxyV2Event", "lambdaFunctionUrlEvent", "albMultiValueHeadersEvent"]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_http_event_shapes_are_recognised(shape: str) -> None:
+    assert is_http_event(aws_event(shape))
+
+
+def test_eventbridge_and_envelopes_are_not_http_events() -> None:
+    assert not is_http_event(aws_event("eventBridgeEvent"))
+    assert not is_http_event({"kind": "github-webhook"})
+    assert not is_http_event("text")
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_signed_push_through_each_http_shape_is_accepted(
+    shape: str, lambda_app: Flask, invoker: RecordingInvoker
+) -> None:
+    body = json.dumps(push_payload()).encode()
+    event = as_http_event(shape, "POST", "/webhooks/github", body, github_headers(body))
+    answer = dispatch(lambda_app, event, None)
+    assert answer["statusCode"] == 202, answer
+    assert json.loads(answer["body"])["status"] == "accepted"
+    assert len(invoker.payloads) == 1
+    assert json.loads(invoker.payloads[0])["kind"] == "github-webhook"
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_unsigned_push_through_each_http_shape_is_unauthorized(
+    shape: str, lambda_app: Flask, invoker: RecordingInvoker
+) -> None:
+    body = json.dumps(push_payload()).encode()
+    headers = github_headers(body, secret="wrong-secret")
+    answer = dispatch(lambda_app, as_http_event(shape, "POST", "/webhooks/github", body, headers), None)
+    assert answer["statusCode"] == 401
+    assert json.loads(answer["body"])["error"] == "UNAUTHORIZED"
+    assert invoker.payloads == []
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_events_route_over_http_is_forbidden_in_lambda_mode_even_when_signed(
+    shape: str, lambda_app: Flask, invoker: RecordingInvoker
+) -> None:
+    # GIVEN a perfectly valid envelope, as the accept path would queue it
+    body = json.dumps(push_payload()).encode()
+    dispatch(lambda_app, as_http_event(shape, "POST", "/webhooks/github", body, github_headers(body)), None)
+    envelope_bytes = invoker.payloads[0]
+    # WHEN someone posts it to /events through API Gateway
+    event = as_http_event(shape, "POST", "/events", envelope_bytes, {"Content-Type": "application/json"})
+    answer = dispatch(lambda_app, event, None)
+    # THEN it is refused before anything runs
+    assert answer["statusCode"] == 403
+    assert json.loads(answer["body"])["error"] == "FORBIDDEN"
+
+
+def test_tampered_envelope_is_rejected_with_401_and_no_retry(lambda_app: Flask) -> None:
+    body = json.dumps(push_payload()).encode()
+    tampered = {
+        "kind": "github-webhook",
+        "event": "push",
+        "delivery": "d-1",
+        "signature": github_headers(body, secret="attacker")["X-Hub-Signature-256"],
+        "body": base64.b64encode(body).decode(),
+    }
+    answer = dispatch(lambda_app, tampered, None)  # 4xx returns normally: no Lambda retry
+    assert answer["statusCode"] == 401
+
+
+def test_non_envelope_event_is_a_permanent_400(lambda_app: Flask) -> None:
+    answer = dispatch(lambda_app, aws_event("eventBridgeEvent"), None)
+    assert answer["statusCode"] == 400
+
+
+def test_5xx_from_the_pass_through_route_raises_so_lambda_retries(make_settings: Any, tmp_path: Any) -> None:
+    # GIVEN a worker whose database cannot be reached (a closed port)
+    from function.app import create_app
+
+    app = create_app(make_settings(database_url="mysql://u:p@127.0.0.1:9/blog"), invoker=RecordingInvoker())
+    body = json.dumps(push_payload()).encode()
+    standard = {
+        "kind": "github-webhook",
+        "event": "push",
+        "delivery": "d-2",
+        "signature": github_headers(body)["X-Hub-Signature-256"],
+        "body": base64.b64encode(body).decode(),
+    }
+    # WHEN the envelope arrives through the pass-through path THEN the handler raises
+    with pytest.raises(PassThroughFailed, match="503"):
+        dispatch(app, standard, None)
+
+
+def test_handler_builds_the_app_from_the_environment_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/h.db")
+    monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME", raising=False)
+    monkeypatch.setattr(handler_module, "_app", None)
+    event = as_http_event("apiGatewayProxyV2Event", "GET", "/healthz", b"", {})
+    first = handler_module.handler(event, None)
+    app = handler_module._app
+    second = handler_module.handler(event, None)
+    assert first["statusCode"] == second["statusCode"] == 200
+    assert json.loads(first["body"]) == {"status": "ok"}
+    assert handler_module._app is app
