@@ -15,7 +15,9 @@ from function.settings import Settings
 MAX_DELIVERY_BYTES = 30 * 1024 * 1024
 
 
-def create_app(settings: Settings | None = None, *, services: Services | None = None, **overrides: Any) -> Flask:
+def create_app(
+    settings: Settings | None = None, *, services: Services | None = None, **overrides: Any
+) -> Flask:
     """Build the app. Settings come from the environment unless given; collaborators may be passed
     (``services``, or ``invoker=``/``source=``/``database=``/``clock=`` overrides) instead of built.
 

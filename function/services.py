@@ -96,9 +96,7 @@ def build_source(settings: Settings) -> ArticleSource:
     from function.http import HttpClient
 
     if not settings.github_app_id or not settings.github_private_key:
-        raise ConfigError(
-            "ARTICLE_SOURCE=github needs GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY (or _PARAM)"
-        )
+        raise ConfigError("ARTICLE_SOURCE=github needs GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY (or _PARAM)")
     http = HttpClient(https_proxy=settings.https_proxy, no_proxy=settings.no_proxy)
     auth = GitHubAppAuth(settings.github_app_id, settings.github_private_key, settings.github_api_url, http)
     return GitHubSource(auth, http, settings.github_api_url, articles_dir=settings.articles_dir)

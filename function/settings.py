@@ -34,9 +34,11 @@ class Settings:
     allow_raw_html: bool = False
     # GitHub account login -> blog user name, for installation events whose login differs from the name.
     installation_user_map: Mapping[str, str] = field(default_factory=dict)
+    # The CLI's database commands need no secret; the app and send-webhook do (fail closed).
+    require_secret: bool = field(default=True, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not self.webhook_secret:
+        if self.require_secret and not self.webhook_secret:
             raise ConfigError(
                 f"{names.ENV_WEBHOOK_SECRET} (or {names.ENV_WEBHOOK_SECRET_PARAM}) is not set: "
                 "blog-api refuses to start without a webhook secret"
@@ -69,7 +71,11 @@ class Settings:
 
     @classmethod
     def from_env(
-        cls, environ: Mapping[str, str] | None = None, read_parameters: ParameterReader | None = None
+        cls,
+        environ: Mapping[str, str] | None = None,
+        read_parameters: ParameterReader | None = None,
+        *,
+        require_secret: bool = True,
     ) -> Settings:
         """Build settings from ``environ`` (default ``os.environ``).
 
@@ -83,6 +89,8 @@ class Settings:
             names.ENV_DATABASE_URL: names.ENV_DATABASE_URL_PARAM,
         }
         to_read = {var: env[param] for var, param in wanted.items() if not env.get(var) and env.get(param)}
+        if not require_secret:
+            to_read.pop(names.ENV_WEBHOOK_SECRET, None)
         if to_read:
             reader = read_parameters or ssm_parameter_reader(env.get(names.ENV_HTTPS_PROXY))
             values = reader(sorted(set(to_read.values())))
@@ -107,6 +115,7 @@ class Settings:
             log_level=(env.get(names.ENV_LOG_LEVEL) or names.DEFAULT_LOG_LEVEL).upper(),
             allow_raw_html=(env.get(names.ENV_ALLOW_RAW_HTML, "").lower() in {"1", "true", "yes"}),
             installation_user_map=_parse_map(env.get(names.ENV_INSTALLATION_MAP, "")),
+            require_secret=require_secret,
         )
 
 

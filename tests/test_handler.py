@@ -42,7 +42,12 @@ def as_http_event(shape: str, method: str, path: str, body: bytes, headers: dict
     return event
 
 
-SHAPES = ["apiGatewayProxyEvent", "apiGatewayProxyV2Event", "lambdaFunctionUrlEvent", "albMultiValueHeadersEvent"]
+SHAPES = [
+    "apiGatewayProxyEvent",
+    "apiGatewayProxyV2Event",
+    "lambdaFunctionUrlEvent",
+    "albMultiValueHeadersEvent",
+]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -133,7 +138,9 @@ def test_5xx_from_the_pass_through_route_raises_so_lambda_retries(make_settings:
         dispatch(app, standard, None)
 
 
-def test_handler_builds_the_app_from_the_environment_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+def test_handler_builds_the_app_from_the_environment_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
     monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", SECRET)
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/h.db")
     monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME", raising=False)

@@ -28,7 +28,9 @@ def test_defaults_match_the_contract() -> None:
 
 
 def test_lambda_function_name_switches_to_lambda_mode() -> None:
-    settings = Settings.from_env({names.ENV_WEBHOOK_SECRET: "x" * 10, names.ENV_LAMBDA_FUNCTION_NAME: "d-st-blog-api"})
+    settings = Settings.from_env(
+        {names.ENV_WEBHOOK_SECRET: "x" * 10, names.ENV_LAMBDA_FUNCTION_NAME: "d-st-blog-api"}
+    )
     assert settings.lambda_mode is True
 
 

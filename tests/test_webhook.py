@@ -143,7 +143,9 @@ def test_push_to_tracked_branch_is_accepted_and_queued_with_the_exact_body(
     assert envelope.parse_and_verify(SECRET, invoker.payloads[0]).body == body
 
 
-def test_recorded_branch_creation_push_is_accepted(lambda_client: FlaskClient, invoker: RecordingInvoker) -> None:
+def test_recorded_branch_creation_push_is_accepted(
+    lambda_client: FlaskClient, invoker: RecordingInvoker
+) -> None:
     # The octokit payload pushes to its default branch "master" with installation 1.
     answer = post(lambda_client, github_payload("push/with-new-branch"))
     assert answer.status_code == 202
@@ -208,7 +210,9 @@ def test_body_too_big_for_lambda_is_sent_in_the_compact_signed_form(
     assert len(sent) < 4096
     assert json.loads(sent)["kind"] == KIND_COMPACT
     parsed = envelope.parse_and_verify(SECRET, sent)
-    assert parsed.push is not None and parsed.push.repository == "octo/blog" and parsed.push.installation_id == 1
+    assert (
+        parsed.push is not None and parsed.push.repository == "octo/blog" and parsed.push.installation_id == 1
+    )
 
 
 def test_body_just_under_the_limit_keeps_the_standard_form(

@@ -44,6 +44,12 @@ def to_response(exc: BaseException) -> tuple[Response, int]:
     if isinstance(exc, HTTPException):
         status = exc.code or 500
         return error_response(status, _HTTP_CODES.get(status, "HTTP_ERROR"), exc.description or exc.name)
+    from function.source import SourcePermanentError
+
+    if isinstance(exc, SourcePermanentError):
+        # Retrying cannot help (installation or repository gone): a 4xx stops Lambda's retries.
+        log.warning("Source refused", extra={"error": str(exc)})
+        return error_response(422, "SOURCE_REFUSED", str(exc)[:500])
     if isinstance(exc, retryable_errors()):
         log.warning("Dependency unavailable", extra={"error_type": type(exc).__name__, "error": str(exc)})
         return error_response(503, "UNAVAILABLE", f"{type(exc).__name__}: {exc}"[:500])

@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 # Set in the WSGI environ by function.handler for events that came through the pass-through path.
 # An HTTP request cannot set it: headers arrive as HTTP_* keys, never as this one.
-PASS_THROUGH_ENVIRON_KEY = "blog_api.pass_through"
+PASS_THROUGH_ENVIRON_KEY = "blog_api.pass_through"  # noqa: S105 - a WSGI environ key, not a secret
 
 
 def make_blueprint(path: str) -> Blueprint:
@@ -46,7 +46,8 @@ def make_blueprint(path: str) -> Blueprint:
         if summary.retryable:
             # Committed what could be; answer 5xx so Lambda retries and fetches only what failed.
             raise Unavailable(
-                f"{summary.failed} of {summary.processed} articles failed to fetch; the delivery will be retried"
+                f"{summary.failed} of {summary.processed} articles failed to fetch; "
+                "the delivery will be retried"
             )
         return summary.to_json(), 200
 
