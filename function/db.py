@@ -1,0 +1,348 @@
+"""The database: one Peewee proxy, opened from one URL, connected per request or job.
+
+``DATABASE_URL`` is a Peewee-style URL: ``mysql://user:pw@host:4000/db?ssl_ca=...`` (TiDB, MySQL,
+MariaDB through PyMySQL) or ``sqlite:///path`` (the embedded default). Everything that differs between
+the two backends (connect arguments, upsert syntax, transaction start) is decided here, once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import peewee
+import pymysql
+
+log = logging.getLogger(__name__)
+
+# The one proxy every model binds to; ``bind(url)`` initialises it at start-up (never at import).
+database_proxy = peewee.DatabaseProxy()
+
+# Rows per INSERT and values per IN (...): keeps every statement far below MySQL's max_allowed_packet
+# (an article row carries its Markdown and HTML) and SQLite's bound-parameter limit.
+CHUNK_SIZE = 500
+
+CONNECT_TIMEOUT_S = 5
+READ_TIMEOUT_S = 30
+WRITE_TIMEOUT_S = 30
+
+# PyMySQL error codes that mean "the server could not be reached or the connection is gone".
+_CONNECTION_ERRORS = frozenset(
+    {
+        2002,  # can't connect through socket
+        2003,  # can't connect (refused, time-out)
+        2005,  # unknown host
+        2006,  # server has gone away
+        2013,  # lost connection during query (also read/write time-outs)
+        2014,  # commands out of sync (a half-read result after a drop)
+        2055,  # lost connection (system error)
+        1040,  # too many connections
+        1053,  # server shutdown in progress
+        1927,  # MariaDB: connection was killed
+        1317,  # query execution was interrupted (KILL QUERY)
+        1205,  # lock wait time-out: another transaction holds the rows, worth a retry
+        1213,  # deadlock: the transaction was rolled back, worth a retry
+        8022,  # TiDB: write conflict at commit (optimistic mode), worth a retry
+        9007,  # TiDB: write conflict
+    }
+)
+
+_BOOL_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False}
+_MYSQL_BOOL_ARGS = {"ssl_verify_cert", "ssl_verify_identity", "ssl_disabled"}
+_MYSQL_STR_ARGS = {"ssl_ca", "ssl_cert", "ssl_key", "ssl_key_password", "charset", "init_command"}
+_MYSQL_INT_ARGS = {"connect_timeout", "read_timeout", "write_timeout"}
+
+
+class DatabaseUnavailable(Exception):
+    """The database could not be reached, the connection dropped or timed out, or the transaction was
+    aborted by the server (deadlock, lock wait). Nothing was committed; worth retrying."""
+
+
+class _MySQLDatabase(peewee.MySQLDatabase):
+    """MySQL/TiDB/MariaDB with transaction control sent through ``execute_sql``, so query hooks (the
+    statement counter, fault injection in tests) see BEGIN/COMMIT/ROLLBACK like any other round trip."""
+
+    def begin(self, isolation_level: str | None = None) -> None:
+        if isolation_level:
+            self.execute_sql(f"SET TRANSACTION ISOLATION LEVEL {isolation_level}")
+        self.execute_sql("BEGIN")
+
+    def commit(self) -> None:
+        if self.is_closed():
+            raise peewee.InterfaceError("Cannot commit, database connection not open.")
+        self.execute_sql("COMMIT")
+
+    def rollback(self) -> None:
+        if self.is_closed():
+            raise peewee.InterfaceError("Cannot rollback, database connection not open.")
+        self.execute_sql("ROLLBACK")
+
+
+class _SqliteDatabase(peewee.SqliteDatabase):
+    """SQLite with transaction control visible to query hooks (see ``_MySQLDatabase``)."""
+
+    def begin(self, lock_type: str | None = None) -> None:
+        lock_type = lock_type or getattr(self, "_lock_type", None)
+        self.execute_sql(f"BEGIN {lock_type}" if lock_type else "BEGIN")
+
+    def commit(self) -> None:
+        if self.is_closed():
+            raise peewee.InterfaceError("Cannot commit, database connection not open.")
+        self.execute_sql("COMMIT")
+
+    def rollback(self) -> None:
+        if self.is_closed():
+            raise peewee.InterfaceError("Cannot rollback, database connection not open.")
+        self.execute_sql("ROLLBACK")
+
+
+def open_database(url: str) -> peewee.Database:
+    """A Peewee database for ``url``, not yet connected.
+
+    ``mysql://user:pw@host:port/db?ssl_ca=/path&ssl_verify_identity=true``: PyMySQL, utf8mb4, autocommit,
+    connect/read/write time-outs (overridable in the query string), TLS settings from the query string.
+    ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``: creates the parent folder; WAL,
+    busy time-out and foreign keys on. Raises ValueError for anything else.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "mysql":
+        return _open_mysql(
+            parts.hostname, parts.port, parts.username, parts.password, parts.path, parts.query
+        )
+    if scheme == "sqlite":
+        return _open_sqlite(url[len("sqlite://") :])
+    raise ValueError(f"unsupported database URL scheme {scheme!r}: expected mysql:// or sqlite:///")
+
+
+def _open_mysql(
+    host: str | None, port: int | None, user: str | None, password: str | None, path: str, query: str
+) -> peewee.Database:
+    name = unquote(path.lstrip("/"))
+    if not host or not name:
+        raise ValueError("a mysql:// database URL needs a host and a database name")
+    params: dict[str, Any] = {
+        "host": host,
+        "port": port or 3306,
+        "user": unquote(user or ""),
+        "password": unquote(password or ""),
+        "charset": "utf8mb4",
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "read_timeout": READ_TIMEOUT_S,
+        "write_timeout": WRITE_TIMEOUT_S,
+    }
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if key in _MYSQL_BOOL_ARGS:
+            # PyMySQL reads any non-empty string as true ("false" included): convert explicitly.
+            if value.lower() not in _BOOL_WORDS:
+                raise ValueError(f"database URL option {key} must be true or false")
+            params[key] = _BOOL_WORDS[value.lower()]
+        elif key in _MYSQL_INT_ARGS:
+            if not value.isdigit():
+                raise ValueError(f"database URL option {key} must be a whole number of seconds")
+            params[key] = int(value)
+        elif key in _MYSQL_STR_ARGS:
+            params[key] = value
+        else:
+            raise ValueError(f"unknown database URL option {key!r}")
+    return _MySQLDatabase(name, **params)
+
+
+def _open_sqlite(path: str) -> peewee.Database:
+    if not path.startswith("/"):
+        raise ValueError("a sqlite database URL looks like sqlite:///relative.db or sqlite:////abs.db")
+    path = unquote(path[1:])
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    pragmas = {
+        "journal_mode": "wal",
+        "busy_timeout": 5000,
+        "foreign_keys": 1,
+        "synchronous": "normal",
+    }
+    return _SqliteDatabase(path, pragmas=pragmas, timeout=5)
+
+
+def bind(url: str) -> peewee.Database:
+    """Open the database for ``url``, point ``database_proxy`` at it and return it."""
+    db = open_database(url)
+    database_proxy.initialize(db)
+    return db
+
+
+def unwrap(db: peewee.Database | peewee.DatabaseProxy) -> peewee.Database:
+    """The real database behind a proxy (or ``db`` itself)."""
+    if isinstance(db, peewee.DatabaseProxy):
+        if db.obj is None:
+            raise peewee.InterfaceError("database_proxy is not bound: call function.db.bind(url) first")
+        return db.obj
+    return db
+
+
+def is_mysql(db: peewee.Database | peewee.DatabaseProxy) -> bool:
+    """True for the MySQL protocol family (TiDB, MySQL, MariaDB)."""
+    return isinstance(unwrap(db), peewee.MySQLDatabase)
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """True when ``exc`` (a Peewee or driver error) means the database is unreachable, the connection
+    dropped, or the server aborted the transaction for a reason that passes on retry."""
+    for err in _causes(exc):
+        if isinstance(err, pymysql.err.OperationalError | pymysql.err.InternalError) and err.args:
+            if err.args[0] in _CONNECTION_ERRORS:
+                return True
+        elif isinstance(err, pymysql.err.InterfaceError):
+            return True  # PyMySQL raises it for a connection that is already closed
+        elif isinstance(err, sqlite3.OperationalError):
+            text = str(err).lower()
+            if "locked" in text or "busy" in text or "unable to open" in text or "disk i/o" in text:
+                return True
+        elif isinstance(err, TimeoutError | ConnectionError):
+            return True
+    return False
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        # Peewee wraps the driver's error and passes it as the first argument.
+        for arg in current.args:
+            if isinstance(arg, BaseException) and id(arg) not in seen:
+                yield from _causes(arg)
+        current = current.__cause__ or current.__context__
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """Re-raise connection-level failures inside the block as DatabaseUnavailable."""
+    try:
+        yield
+    except DatabaseUnavailable:
+        raise
+    except (peewee.PeeweeException, pymysql.err.Error, sqlite3.Error, OSError) as exc:
+        if is_connection_error(exc):
+            raise DatabaseUnavailable(_describe(exc)) from exc
+        raise
+
+
+def _describe(exc: BaseException) -> str:
+    # Driver messages name the host and the error, never the password.
+    return f"database unavailable: {exc}"[:500]
+
+
+@contextlib.contextmanager
+def connection(db: peewee.Database | peewee.DatabaseProxy) -> Iterator[peewee.Database]:
+    """Connect for one request or job and always close after, even when the connection died.
+
+    Reuses a connection already opened by an outer block on this thread (only the outermost block
+    closes). Raises DatabaseUnavailable for connection failures, inside the block or at connect.
+    """
+    real = unwrap(db)
+    opened = False
+    with translate_errors():
+        opened = real.connect(reuse_if_open=True)
+    try:
+        with translate_errors():
+            yield real
+    finally:
+        if opened:
+            _close_quietly(real)
+
+
+def _close_quietly(db: peewee.Database) -> None:
+    if db.in_transaction():
+        # Only reachable when the block left a transaction open by mistake; the server rolls it back
+        # when the connection closes, so drop our bookkeeping instead of failing the close.
+        while db.in_transaction():
+            db.pop_transaction()
+    try:
+        db.close()
+    except (peewee.PeeweeException, pymysql.err.Error, sqlite3.Error, OSError) as exc:
+        # A dropped connection cannot be closed politely; Peewee has reset its state anyway.
+        log.debug("Closing a broken database connection failed", extra={"error": str(exc)})
+
+
+def write_transaction(db: peewee.Database) -> Any:
+    """A transaction for read-then-write work. On SQLite it starts with BEGIN IMMEDIATE, so the write
+    lock is taken up front and a concurrent writer waits (busy time-out) instead of failing the upgrade
+    from reader to writer; on MySQL the reads take row locks themselves (SELECT ... FOR UPDATE)."""
+    if is_mysql(db):
+        return db.atomic()
+    return db.atomic("IMMEDIATE")
+
+
+def upsert_many(
+    db: peewee.Database,
+    model: type[peewee.Model],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    conflict_target: Sequence[peewee.Field],
+    preserve: Sequence[peewee.Field] = (),
+    update: Mapping[peewee.Field, Any] | None = None,
+) -> int:
+    """Insert ``rows`` (dicts keyed by field name), updating the existing row on a unique-key conflict:
+    ``preserve`` columns take the inserted value, ``update`` sets expressions over the existing row.
+    One INSERT per ``CHUNK_SIZE`` rows; no statement at all for no rows. Returns the statement count.
+
+    The one place the backends differ for upserts: MySQL renders ``ON DUPLICATE KEY UPDATE`` and
+    refuses a conflict target (any unique key triggers it), SQLite needs ``ON CONFLICT (target)``.
+    """
+    statements = 0
+    for chunk in chunked(rows, CHUNK_SIZE):
+        query = model.insert_many(list(chunk))
+        if is_mysql(db):
+            query = query.on_conflict(preserve=list(preserve), update=dict(update or {}))
+        else:
+            query = query.on_conflict(
+                conflict_target=list(conflict_target), preserve=list(preserve), update=dict(update or {})
+            )
+        query.bind(db).execute()
+        statements += 1
+    return statements
+
+
+def chunked(items: Sequence[Any], size: int = CHUNK_SIZE) -> Iterator[Sequence[Any]]:
+    """Consecutive slices of at most ``size`` items."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+@dataclass
+class StatementLog:
+    """What ``count_statements`` saw: every statement sent, in order (BEGIN/COMMIT included)."""
+
+    statements: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.statements)
+
+    def matching(self, prefix: str) -> list[str]:
+        """The statements starting with ``prefix`` (case-insensitive), e.g. ``"INSERT"``."""
+        return [s for s in self.statements if s.lstrip().upper().startswith(prefix.upper())]
+
+
+@contextlib.contextmanager
+def count_statements(db: peewee.Database | peewee.DatabaseProxy) -> Iterator[StatementLog]:
+    """Record every statement ``db`` sends (on any thread) while the block runs: a round-trip counter
+    for tests and the benchmark. Connecting itself (handshake, pragmas) is not counted."""
+    real = unwrap(db)
+    seen = StatementLog()
+
+    def hook(event: Any) -> None:
+        seen.statements.append(event.sql)
+
+    real.query_hooks.append(hook)
+    try:
+        yield seen
+    finally:
+        real.query_hooks.remove(hook)

@@ -1,0 +1,722 @@
+"""The store: everything blog-api reads and writes in the database, as plain records.
+
+``PeeweeStore(db)`` runs every query against the database it was given (queries are bound to it
+explicitly, so two stores on two databases never interfere). Writes that must be all-or-nothing run in
+one transaction; connection failures surface as ``function.db.DatabaseUnavailable`` (retryable).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar
+
+import peewee
+
+from function.articles import ParsedArticle
+from function.db import (
+    chunked,
+    connection,
+    is_mysql,
+    translate_errors,
+    unwrap,
+    upsert_many,
+    write_transaction,
+)
+from function.models import (
+    ERROR_MAX_CHARS,
+    OUTCOMES,
+    Article,
+    ArticleTag,
+    Delivery,
+    Tag,
+    User,
+    to_naive_utc,
+)
+from shared.names import PROJECT
+
+log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class UserExists(Exception):
+    """The user name, or the installation id, is already registered."""
+
+
+class UnknownUser(Exception):
+    """No user has that name."""
+
+
+class LockTimeout(Exception):
+    """The per-user lock was not acquired in time (another sync holds it): worth retrying."""
+
+
+@dataclass(frozen=True)
+class UserRecord:
+    id: int
+    name: str
+    email: str
+    installation_id: int | None
+    repository: str | None  # "owner/name"
+    synced_head_sha: str | None
+
+
+@dataclass(frozen=True)
+class StoredArticle:
+    """What the reconcile needs to know about a stored article (no content)."""
+
+    id: int
+    slug: str
+    path: str
+    blob_sha: str
+    content_hash: str
+    archived: bool
+    published_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    written: int  # rows inserted, or updated because their content or metadata changed
+    unchanged: int  # given articles whose content was the same (only path/blob SHA refreshed)
+    archived: int  # rows newly archived
+
+
+@dataclass(frozen=True)
+class DeliveryRecord:
+    delivery_id: str
+    event: str
+    installation_id: int | None
+    repository: str | None
+    received_at: datetime
+    started_at: datetime
+    finished_at: datetime | None
+    head_sha: str | None
+    processed: int
+    succeeded: int
+    failed: int
+    archived: int
+    outcome: str
+    error: str | None
+    attempts: int
+
+
+@dataclass(frozen=True)
+class ArticleView:
+    """A published article as the read routes serve it."""
+
+    id: int
+    slug: str
+    title: str
+    content: str
+    content_html: str
+    description: str | None
+    type: str | None
+    thumbnail: str | None
+    tags: tuple[str, ...]  # sorted
+    published_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        """CONTRACT section 3's ``Article``: camelCase keys, ISO 8601 UTC times ending in ``Z``."""
+        return {
+            "articleId": str(self.id),
+            "title": self.title,
+            "slug": self.slug,
+            "content": self.content,
+            "contentHtml": self.content_html,
+            "description": self.description,
+            "type": self.type,
+            "thumbnail": self.thumbnail,
+            "tags": list(self.tags),
+            "publishedAt": iso_utc(self.published_at),
+            "createdAt": iso_utc(self.created_at),
+            "updatedAt": iso_utc(self.updated_at),
+        }
+
+
+def iso_utc(value: datetime | None) -> str | None:
+    """``2026-12-02T19:49:31.123456Z`` for a naive-UTC (or aware) time; None stays None."""
+    if value is None:
+        return None
+    return to_naive_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _translated(method: Callable[P, R]) -> Callable[P, R]:
+    """Connection failures inside ``method`` become DatabaseUnavailable."""
+
+    @wraps(method)
+    def inner(*args: P.args, **kwargs: P.kwargs) -> R:
+        with translate_errors():
+            return method(*args, **kwargs)
+
+    return inner
+
+
+_USER_COLUMNS = (
+    User.id,
+    User.name,
+    User.email,
+    User.github_installation_id,
+    User.repository,
+    User.synced_head_sha,
+)
+_INDEX_COLUMNS = (
+    Article.id,
+    Article.slug,
+    Article.path,
+    Article.blob_sha,
+    Article.content_hash,
+    Article.archived,
+    Article.published_at,
+    Article.created_at,
+    Article.updated_at,
+)
+_VIEW_COLUMNS = (
+    Article.id,
+    Article.slug,
+    Article.title,
+    Article.content,
+    Article.content_html,
+    Article.description,
+    Article.type,
+    Article.thumbnail,
+    Article.published_at,
+    Article.created_at,
+    Article.updated_at,
+)
+_DELIVERY_COLUMNS = (
+    Delivery.delivery_id,
+    Delivery.event,
+    Delivery.installation_id,
+    Delivery.repository,
+    Delivery.received_at,
+    Delivery.started_at,
+    Delivery.finished_at,
+    Delivery.head_sha,
+    Delivery.processed,
+    Delivery.succeeded,
+    Delivery.failed,
+    Delivery.archived,
+    Delivery.outcome,
+    Delivery.error,
+    Delivery.attempts,
+)
+# Every article column the upsert overwrites on a conflict with (user_id, slug): all values are
+# computed from the row read inside the same transaction, so writing them all is exact.
+_UPSERT_PRESERVE = (
+    Article.path,
+    Article.blob_sha,
+    Article.title,
+    Article.type,
+    Article.description,
+    Article.thumbnail,
+    Article.content,
+    Article.content_html,
+    Article.content_hash,
+    Article.publish,
+    Article.archived,
+    Article.published_at,
+    Article.archived_at,
+    Article.created_at,
+    Article.updated_at,
+)
+
+# SQLite: one lock per (database file, user) for the whole process.
+_sqlite_locks: dict[tuple[str, int], threading.Lock] = {}
+_sqlite_locks_guard = threading.Lock()
+
+
+class PeeweeStore:
+    """The database port of the worker, the CLI and the read routes."""
+
+    def __init__(self, db: peewee.Database | peewee.DatabaseProxy) -> None:
+        self._db = unwrap(db)
+
+    @property
+    def db(self) -> peewee.Database:
+        return self._db
+
+    # -- users -------------------------------------------------------------------------------
+
+    @_translated
+    def add_user(
+        self, name: str, email: str, installation_id: int | None, repository: str | None = None
+    ) -> UserRecord:
+        """Register a user. Raises UserExists when the name or the installation id is taken."""
+        try:
+            user_id = (
+                User.insert(
+                    name=name,
+                    email=email,
+                    github_installation_id=installation_id,
+                    repository=repository,
+                )
+                .bind(self._db)
+                .execute()
+            )
+        except peewee.IntegrityError as exc:
+            raise UserExists(f"a user named {name!r} or with installation {installation_id} exists") from exc
+        return UserRecord(int(user_id), name, email, installation_id, repository, None)
+
+    @_translated
+    def get_user(self, name: str) -> UserRecord | None:
+        """The user called ``name`` (byte-exact), or None."""
+        return self._one_user(User.name == name)
+
+    @_translated
+    def find_user_by_installation(self, installation_id: int) -> UserRecord | None:
+        """The user registered for a GitHub App installation, or None."""
+        return self._one_user(User.github_installation_id == installation_id)
+
+    @_translated
+    def list_users(self) -> list[UserRecord]:
+        """Every user, by name."""
+        rows = self._rows(User.select(*_USER_COLUMNS).order_by(User.name))
+        return [UserRecord(*row) for row in rows]
+
+    @_translated
+    def set_installation(self, name: str, installation_id: int | None) -> UserRecord:
+        """Point the user at another App installation (or none). Raises UnknownUser, or UserExists when
+        another user has that installation."""
+        try:
+            User.update(github_installation_id=installation_id).where(User.name == name).bind(
+                self._db
+            ).execute()
+        except peewee.IntegrityError as exc:
+            raise UserExists(f"installation {installation_id} belongs to another user") from exc
+        user = self._one_user(User.name == name)
+        if user is None:
+            raise UnknownUser(f"no user named {name!r}")
+        return user
+
+    @_translated
+    def set_repository(self, user_id: int, repository: str) -> None:
+        """Remember the user's article repository ("owner/name")."""
+        User.update(repository=repository).where(User.id == user_id).bind(self._db).execute()
+
+    @_translated
+    def set_synced_head(self, user_id: int, head_sha: str) -> None:
+        """Record the branch head the user's articles were last reconciled at (one UPDATE)."""
+        User.update(synced_head_sha=head_sha).where(User.id == user_id).bind(self._db).execute()
+
+    def _rows(self, query: Any) -> list[tuple[Any, ...]]:
+        """Run a SELECT on this store's database; rows as tuples."""
+        return list(query.tuples().bind(self._db))
+
+    def _first(self, query: Any) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = query.tuples().bind(self._db).first()
+        return row
+
+    def _one_user(self, condition: Any) -> UserRecord | None:
+        row = self._first(User.select(*_USER_COLUMNS).where(condition))
+        return UserRecord(*row) if row else None
+
+    # -- reconcile -----------------------------------------------------------------------------
+
+    @_translated
+    def load_index(self, user_id: int) -> dict[str, StoredArticle]:
+        """Every article of the user (archived included) by slug: one SELECT, no content columns."""
+        rows = self._rows(Article.select(*_INDEX_COLUMNS).where(Article.user == user_id))
+        return {row[1]: StoredArticle(*row) for row in rows}
+
+    @_translated
+    def apply(
+        self,
+        user_id: int,
+        articles: Sequence[ParsedArticle],
+        archive_slugs: Sequence[str],
+        head_sha: str,
+        now: datetime,
+    ) -> ApplyResult:
+        """Write ``articles`` and archive ``archive_slugs`` for the user, and record ``head_sha`` as
+        synced, all in one transaction (nothing is written if anything fails).
+
+        Per article: a new one gets created_at = updated_at = now; one whose content hash is the same
+        (and is not archived) keeps updated_at and only has its path and blob SHA refreshed; any other
+        gets updated_at = now. published_at is set the first time an article is published and kept
+        after. Every given article is un-archived; its tags are replaced when its content changed.
+        Archiving sets archived and archived_at, keeps updated_at, and never touches a given slug.
+
+        The statement count does not depend on the number of articles, except one more INSERT or
+        SELECT per ``CHUNK_SIZE`` changed ones. Nothing to write: no statement at all (and head_sha is
+        not recorded; see ``set_synced_head``). Raises ValueError for duplicate slugs.
+        """
+        slugs = [a.slug for a in articles]
+        if len(set(slugs)) != len(slugs):
+            raise ValueError("apply() was given two articles with the same slug")
+        given = set(slugs)
+        to_archive = sorted({s for s in archive_slugs if s not in given})
+        if not articles and not to_archive:
+            return ApplyResult(0, 0, 0)
+        now = to_naive_utc(now)
+        db = self._db
+        with write_transaction(db):
+            existing = self._lock_existing(user_id, slugs)
+            rows, changed, written, unchanged = [], [], 0, 0
+            for article in articles:
+                old = existing.get(article.slug)
+                same = old is not None and old.content_hash == article.content_hash and not old.archived
+                if same:
+                    unchanged += 1
+                else:
+                    written += 1
+                    changed.append(article)
+                rows.append(_article_row(user_id, article, old, same, now))
+            upsert_many(
+                db,
+                Article,
+                rows,
+                conflict_target=[Article.user, Article.slug],
+                preserve=_UPSERT_PRESERVE,
+            )
+            if changed:
+                self._replace_tags(user_id, changed, existing)
+            archived = self._archive(user_id, to_archive, now)
+            User.update(synced_head_sha=head_sha).where(User.id == user_id).bind(db).execute()
+        return ApplyResult(written=written, unchanged=unchanged, archived=archived)
+
+    def _lock_existing(self, user_id: int, slugs: Sequence[str]) -> dict[str, _Existing]:
+        """The rows of these slugs as they are now. On MySQL the rows are locked until the transaction
+        ends, so nobody can change them between this read and our write (SQLite: BEGIN IMMEDIATE)."""
+        existing: dict[str, _Existing] = {}
+        for chunk in chunked(slugs):
+            query = Article.select(
+                Article.slug,
+                Article.id,
+                Article.content_hash,
+                Article.published_at,
+                Article.created_at,
+                Article.updated_at,
+                Article.archived,
+            ).where(Article.user == user_id, Article.slug.in_(list(chunk)))
+            if is_mysql(self._db):
+                query = query.for_update()
+            for row in self._rows(query):
+                existing[row[0]] = _Existing(*row)
+        return existing
+
+    def _replace_tags(
+        self, user_id: int, changed: Sequence[ParsedArticle], existing: dict[str, _Existing]
+    ) -> None:
+        """Make the changed articles' tags exactly their given tags: a constant number of statements."""
+        db = self._db
+        ids = {slug: old.id for slug, old in existing.items()}
+        new_slugs = [a.slug for a in changed if a.slug not in ids]
+        for chunk in chunked(new_slugs):
+            query = Article.select(Article.slug, Article.id).where(
+                Article.user == user_id, Article.slug.in_(list(chunk))
+            )
+            ids.update(dict(self._rows(query)))
+
+        stale = [ids[a.slug] for a in changed if a.slug in existing]  # new rows have no tags yet
+        for chunk in chunked(stale):
+            ArticleTag.delete().where(ArticleTag.article.in_(list(chunk))).bind(db).execute()
+
+        paths = sorted({tag for a in changed for tag in a.tags})
+        if not paths:
+            return
+        for chunk in chunked(paths):
+            Tag.insert_many([{"path": p} for p in chunk]).on_conflict_ignore().bind(db).execute()
+        tag_ids: dict[str, int] = {}
+        for chunk in chunked(paths):
+            tag_query = Tag.select(Tag.path, Tag.id).where(Tag.path.in_(list(chunk)))
+            tag_ids.update(dict(self._rows(tag_query)))
+        pairs = [{"article": ids[a.slug], "tag": tag_ids[t]} for a in changed for t in sorted(set(a.tags))]
+        for chunk in chunked(pairs):
+            ArticleTag.insert_many(list(chunk)).bind(db).execute()
+
+    def _archive(self, user_id: int, slugs: Sequence[str], now: datetime) -> int:
+        archived = 0
+        for chunk in chunked(slugs):
+            archived += (
+                Article.update(archived=True, archived_at=now)
+                .where(Article.user == user_id, Article.slug.in_(list(chunk)), ~Article.archived)
+                .bind(self._db)
+                .execute()
+            )
+        return archived
+
+    # -- the per-user lock ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def user_lock(self, user_id: int, timeout_s: float) -> Iterator[None]:
+        """Hold the user's sync lock for the block: on MySQL/TiDB a named server lock (``GET_LOCK``) on
+        this thread's connection, so it holds across processes and Lambda instances; on SQLite a
+        process-wide lock. Raises LockTimeout when not acquired within ``timeout_s`` seconds."""
+        if is_mysql(self._db):
+            with connection(self._db), self._server_lock(user_id, timeout_s):
+                yield
+        else:
+            lock = self._process_lock(user_id)
+            if not lock.acquire(timeout=max(timeout_s, 0)):
+                raise LockTimeout(f"user {user_id} is being synced by someone else (waited {timeout_s} s)")
+            try:
+                yield
+            finally:
+                lock.release()
+
+    @contextlib.contextmanager
+    def _server_lock(self, user_id: int, timeout_s: float) -> Iterator[None]:
+        name = _lock_name(self._db.database, user_id)
+        with translate_errors():
+            row = self._db.execute_sql("SELECT GET_LOCK(%s, %s)", (name, max(timeout_s, 0))).fetchone()
+        # 1: acquired; 0: timed out; NULL: an error such as the session being killed while waiting.
+        if not row or row[0] != 1:
+            raise LockTimeout(f"user {user_id} is being synced by someone else (waited {timeout_s} s)")
+        try:
+            yield
+        finally:
+            try:
+                self._db.execute_sql("SELECT RELEASE_LOCK(%s)", (name,))
+            except peewee.PeeweeException as exc:
+                # The connection is gone, and the server released the lock with it.
+                log.warning("Releasing the user lock failed", extra={"user_id": user_id, "error": str(exc)})
+
+    def _process_lock(self, user_id: int) -> threading.Lock:
+        key = (str(self._db.database), user_id)
+        with _sqlite_locks_guard:
+            return _sqlite_locks.setdefault(key, threading.Lock())
+
+    # -- deliveries ------------------------------------------------------------------------------
+
+    @_translated
+    def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
+        """The delivery's record, or None when it was never started."""
+        row = self._first(Delivery.select(*_DELIVERY_COLUMNS).where(Delivery.delivery_id == delivery_id))
+        return DeliveryRecord(*row) if row else None
+
+    @_translated
+    def start_delivery(
+        self,
+        delivery_id: str,
+        event: str,
+        installation_id: int | None,
+        repository: str | None,
+        received_at: datetime,
+        now: datetime,
+    ) -> DeliveryRecord:
+        """Record that processing starts: a new row (attempts 1), or on a redelivery attempts + 1,
+        started_at = now, outcome "processing" and the previous finish cleared. Two statements."""
+        now = to_naive_utc(now)
+        row = {
+            "delivery_id": delivery_id,
+            "event": event,
+            "installation_id": installation_id,
+            "repository": repository,
+            "received_at": to_naive_utc(received_at),
+            "started_at": now,
+            "outcome": "processing",
+            "attempts": 1,
+        }
+        upsert_many(
+            self._db,
+            Delivery,
+            [row],
+            conflict_target=[Delivery.delivery_id],
+            update={
+                Delivery.attempts: Delivery.attempts + 1,
+                Delivery.started_at: now,
+                Delivery.outcome: "processing",
+                Delivery.finished_at: None,
+                Delivery.error: None,
+            },
+        )
+        record = self.get_delivery(delivery_id)
+        assert record is not None  # just written
+        return record
+
+    @_translated
+    def finish_delivery(
+        self,
+        delivery_id: str,
+        *,
+        head_sha: str | None,
+        processed: int,
+        succeeded: int,
+        failed: int,
+        archived: int,
+        outcome: str,
+        error: str | None,
+        now: datetime,
+    ) -> None:
+        """Record how processing ended (one UPDATE). ``error`` is cut to ERROR_MAX_CHARS. A delivery
+        that was never started is left alone. Raises ValueError for an unknown outcome."""
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}")
+        Delivery.update(
+            head_sha=head_sha,
+            processed=processed,
+            succeeded=succeeded,
+            failed=failed,
+            archived=archived,
+            outcome=outcome,
+            error=error[:ERROR_MAX_CHARS] if error else error,
+            finished_at=to_naive_utc(now),
+        ).where(Delivery.delivery_id == delivery_id).bind(self._db).execute()
+
+    @_translated
+    def recent_deliveries(self, limit: int) -> list[DeliveryRecord]:
+        """The ``limit`` most recently received deliveries, newest first."""
+        query = (
+            Delivery.select(*_DELIVERY_COLUMNS)
+            .order_by(Delivery.received_at.desc(), Delivery.delivery_id.desc())
+            .limit(max(limit, 0))
+        )
+        return [DeliveryRecord(*row) for row in self._rows(query)]
+
+    # -- the read side ---------------------------------------------------------------------------
+
+    @_translated
+    def published_articles(
+        self, user_name: str, type: str | None = None, tag: str | None = None
+    ) -> list[ArticleView] | None:
+        """The user's published, non-archived articles, newest ``published_at`` first (then by slug);
+        None when there is no such user. ``type`` filters exactly; ``tag="tech/aws"`` keeps articles
+        tagged ``tech/aws`` or any tag below it (``tech/aws/lambda``), not ``tech/awsome``. Two
+        statements (articles, then their tags), three when nothing matched (does the user exist?)."""
+        query = self._published(user_name)
+        if type is not None:
+            query = query.where(Article.type == type)
+        if tag is not None:
+            query = query.where(Article.id.in_(_tagged(tag)))
+        rows = self._rows(query.order_by(Article.published_at.desc(), Article.slug))
+        if not rows:
+            exists = User.select(User.id).where(User.name == user_name).bind(self._db).exists()
+            return [] if exists else None
+        # The tags of exactly these articles: the same filter again as a subquery, no id list to send.
+        tags = self._tags_of(query.select(Article.id))
+        return [_view(row, tags.get(row[0], ())) for row in rows]
+
+    @_translated
+    def published_article(self, user_name: str, slug: str) -> ArticleView | None:
+        """One published, non-archived article, or None (unknown user or slug, draft, archived)."""
+        query = self._published(user_name).where(Article.slug == slug)
+        row = self._first(query)
+        if row is None:
+            return None
+        tags = self._tags_of([row[0]])
+        return _view(row, tags.get(row[0], ()))
+
+    def _published(self, user_name: str) -> Any:
+        return (
+            Article.select(*_VIEW_COLUMNS)
+            .join(User, on=(Article.user == User.id))
+            .where(User.name == user_name, Article.publish, ~Article.archived)
+        )
+
+    def _tags_of(self, article_ids: Any) -> dict[int, tuple[str, ...]]:
+        query = (
+            ArticleTag.select(ArticleTag.article, Tag.path)
+            .join(Tag, on=(ArticleTag.tag == Tag.id))
+            .where(ArticleTag.article.in_(article_ids))
+        )
+        found: dict[int, list[str]] = {}
+        for article_id, path in self._rows(query):
+            found.setdefault(article_id, []).append(path)
+        return {article_id: tuple(sorted(paths)) for article_id, paths in found.items()}
+
+
+@dataclass(frozen=True)
+class _Existing:
+    slug: str
+    id: int
+    content_hash: str
+    published_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    archived: bool
+
+
+def _article_row(
+    user_id: int, article: ParsedArticle, old: _Existing | None, same: bool, now: datetime
+) -> dict[str, Any]:
+    if old is None:
+        created_at, updated_at = now, now
+        published_at = now if article.publish else None
+    else:
+        created_at = old.created_at
+        updated_at = old.updated_at if same else now
+        # Set the first time the article is published, kept after (even if it is unpublished later).
+        published_at = old.published_at or (now if article.publish else None)
+    return {
+        "user": user_id,
+        "slug": article.slug,
+        "path": article.path,
+        "blob_sha": article.blob_sha,
+        "title": article.title,
+        "type": article.type,
+        "description": article.description,
+        "thumbnail": article.thumbnail,
+        "content": article.content,
+        "content_html": article.content_html,
+        "content_hash": article.content_hash,
+        "publish": article.publish,
+        "archived": False,
+        "published_at": published_at,
+        "archived_at": None,
+        "created_at": created_at,
+        "updated_at": updated_at,
+    }
+
+
+def _tagged(tag: str) -> Any:
+    """Article ids tagged ``tag`` or below it. A range on the byte-exact key instead of LIKE: no
+    wildcard can be smuggled in, and the index on tags.path is used. ``"0"`` is the character after
+    ``"/"``, so [tag + "/", tag + "0") is exactly the paths that start with ``tag/``."""
+    tag = tag.strip("/")
+    below = (Tag.path >= tag + "/") & (Tag.path < tag + "0")
+    return (
+        ArticleTag.select(ArticleTag.article)
+        .join(Tag, on=(ArticleTag.tag == Tag.id))
+        .where((Tag.path == tag) | below)
+    )
+
+
+def _view(row: tuple[Any, ...], tags: tuple[str, ...]) -> ArticleView:
+    (
+        article_id,
+        slug,
+        title,
+        content,
+        content_html,
+        description,
+        type_,
+        thumbnail,
+        published,
+        created,
+        updated,
+    ) = row
+    return ArticleView(
+        id=article_id,
+        slug=slug,
+        title=title,
+        content=content,
+        content_html=content_html,
+        description=description,
+        type=type_,
+        thumbnail=thumbnail,
+        tags=tags,
+        published_at=published,
+        created_at=created,
+        updated_at=updated,
+    )
+
+
+def _lock_name(database: str, user_id: int) -> str:
+    """A server-wide lock name per database and user (MySQL caps names at 64 characters)."""
+    name = f"{PROJECT}:{database}:user:{user_id}"
+    if len(name) <= 64:
+        return name
+    digest = hashlib.sha256(database.encode()).hexdigest()[:16]
+    return f"{PROJECT}:{digest}:user:{user_id}"
