@@ -1,0 +1,270 @@
+"""The workflow files: GitHub's schema, zizmor's security audits, and the deploy rules the issue asks for.
+
+check-jsonschema uses the schema it vendors and zizmor runs ``--offline``: nothing here needs the network.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.workflows import WORKFLOW_FILES, WORKFLOWS, load_dev_hold
+
+SHA_PIN = re.compile(r"^\s*(?:-\s+)?uses:\s*[\w.-]+/[\w./-]+@[0-9a-f]{40}\s+#\s*v\d+(\.\d+)*\s*$")
+AWS_CREDENTIALS = "aws-actions/configure-aws-credentials@"
+DOWNLOAD_ARTIFACT = "actions/download-artifact@"
+DEPLOY_JOBS = ("dev", "release-dev", "review", "destroy-review", "prod")
+
+
+def _tool(name: str) -> str:
+    """A console script of the project's virtualenv (next to this interpreter), else one on PATH."""
+    beside = Path(sys.executable).with_name(name)
+    if beside.exists():
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        pytest.fail(
+            f"{name} is not installed; it is in the project's dev dependencies (pip install -e '.[dev]')"
+        )
+    return found
+
+
+def _check_schema(*paths: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--builtin-schema",
+            "vendor.github-workflows",
+            *map(str, paths),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def _zizmor(*paths: Path) -> tuple[int, list[dict[str, Any]]]:
+    # --no-config and --no-ignores: neither a config file nor an inline ignore comment can hide a finding.
+    result = subprocess.run(
+        [_tool("zizmor"), "--offline", "--no-config", "--no-ignores", "--format", "json", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    try:
+        findings = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        pytest.fail(f"zizmor printed no JSON (exit {result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result.returncode, findings
+
+
+def _load(path: Path) -> dict[Any, Any]:
+    data = yaml.safe_load(path.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def _triggers(workflow: dict[Any, Any]) -> dict[str, Any]:
+    # PyYAML (YAML 1.1) reads the bare key `on` as the boolean True.
+    triggers = workflow["on"] if "on" in workflow else workflow[True]
+    assert isinstance(triggers, dict)
+    return triggers
+
+
+def _jobs(name: str) -> dict[str, dict[str, Any]]:
+    return _load(WORKFLOWS / name)["jobs"]
+
+
+def _steps_using(job: dict[str, Any], action: str) -> list[dict[str, Any]]:
+    return [step for step in job.get("steps", []) if str(step.get("uses", "")).startswith(action)]
+
+
+def _run_text(job: dict[str, Any]) -> str:
+    return "\n".join(str(step.get("run", "")) for step in job.get("steps", []))
+
+
+# --- schema and security lint ---
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_workflow_matches_githubs_workflow_schema(path: Path) -> None:
+    result = _check_schema(path)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_schema_check_rejects_a_broken_workflow(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - nonsense: 1\n")
+
+    assert _check_schema(broken).returncode != 0
+
+
+def test_zizmor_finds_nothing_in_our_workflows() -> None:
+    status, findings = _zizmor(*WORKFLOW_FILES)
+
+    summary = [f"{f['ident']}: {f['desc']}" for f in findings]
+    assert findings == [], summary
+    assert status == 0
+
+
+def test_zizmor_does_report_the_mistakes_it_guards_against(tmp_path: Path) -> None:
+    bad = tmp_path / ".github" / "workflows" / "bad.yaml"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(
+        "name: bad\non: pull_request\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v4\n"
+        '      - run: echo "${{ github.event.pull_request.title }}"\n'
+    )
+
+    status, findings = _zizmor(bad)
+
+    assert status != 0
+    assert {"unpinned-uses", "template-injection", "artipacked", "excessive-permissions"} <= {
+        f["ident"] for f in findings
+    }
+
+
+# --- the rules of the issue, checked on the parsed files ---
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_every_action_is_pinned_by_sha_with_a_version_comment(path: Path) -> None:
+    uses_lines = [line for line in path.read_text().splitlines() if re.match(r"^\s*(-\s+)?uses:", line)]
+
+    assert uses_lines
+    assert [line for line in uses_lines if not SHA_PIN.match(line)] == []
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_no_default_permissions_and_every_job_declares_its_own(path: Path) -> None:
+    workflow = _load(path)
+
+    assert workflow["permissions"] == {}
+    assert [name for name, job in workflow["jobs"].items() if "permissions" not in job] == []
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_checkouts_do_not_persist_credentials(path: Path) -> None:
+    for name, job in _load(path)["jobs"].items():
+        for step in _steps_using(job, "actions/checkout@"):
+            assert step.get("with", {}).get("persist-credentials") is False, name
+
+
+def test_only_jobs_that_assume_an_aws_role_get_an_oidc_token() -> None:
+    for name, job in {**_jobs("ci.yaml"), **_jobs("deploy.yaml")}.items():
+        wants_token = job["permissions"].get("id-token") == "write"
+        assert wants_token == bool(_steps_using(job, AWS_CREDENTIALS)), name
+
+
+def test_aws_credentials_come_from_a_role_never_from_keys() -> None:
+    for name, job in _jobs("deploy.yaml").items():
+        for step in _steps_using(job, AWS_CREDENTIALS):
+            inputs = step["with"]
+            assert "role-to-assume" in inputs, name
+            assert not {"aws-access-key-id", "aws-secret-access-key"} & set(inputs), name
+
+
+def test_ci_runs_the_readme_test_command_with_pip_caching() -> None:
+    workflow = _load(WORKFLOWS / "ci.yaml")
+    triggers = _triggers(workflow)
+    (job,) = workflow["jobs"].values()
+    (setup,) = _steps_using(job, "actions/setup-python@")
+
+    assert {"pull_request", "push"} <= set(triggers)
+    assert "bash .ci/run" in _run_text(job)
+    assert setup["with"]["cache"] == "pip"
+
+
+def test_each_stack_has_one_concurrency_group_that_never_cancels_a_running_update() -> None:
+    jobs = _jobs("deploy.yaml")
+
+    for name in (*DEPLOY_JOBS, "preview"):
+        concurrency = jobs[name]["concurrency"]
+        assert concurrency["cancel-in-progress"] is False, name
+    groups = {name: jobs[name]["concurrency"]["group"] for name in DEPLOY_JOBS}
+    # dev's deploy and release share a group; a branch's review deploy and destroy share one.
+    assert groups["dev"] == groups["release-dev"] == "pulumi-stack-dev"
+    assert groups["prod"] == "pulumi-stack-prod"
+    assert groups["review"].startswith("pulumi-stack-review-")
+    assert groups["destroy-review"].startswith("pulumi-stack-review-")
+    assert len({groups["dev"], groups["prod"], groups["review"]}) == 3
+
+
+def test_prod_waits_for_the_prod_environment_and_runs_on_release_tags() -> None:
+    workflow = _load(WORKFLOWS / "deploy.yaml")
+    triggers = _triggers(workflow)
+    prod = workflow["jobs"]["prod"]
+
+    assert prod["environment"] == "prod"
+    assert "v*" in triggers["push"]["tags"]
+    assert "refs/tags/v" in prod["if"]
+    assert "prod" in triggers["workflow_dispatch"]["inputs"]["target"]["options"]
+
+
+def test_the_zip_is_built_once_and_every_deploy_uses_it_as_the_artifact_path() -> None:
+    jobs = _jobs("deploy.yaml")
+
+    builders = [name for name, job in jobs.items() if "make package" in _run_text(job)]
+    assert builders == ["build"]
+    for name in ("dev", "prod", "review", "preview"):
+        job = jobs[name]
+        assert job["needs"] == "build", name
+        assert _steps_using(job, DOWNLOAD_ARTIFACT), name
+        uses_path = "blog-api:artifactPath=" in _run_text(job) or any(
+            "blog-api:artifactPath" in str(step.get("with", {}).get("config-map", ""))
+            for step in job["steps"]
+        )
+        assert uses_path, name
+
+
+def test_pull_requests_get_a_preview_comment() -> None:
+    preview = _jobs("deploy.yaml")["preview"]
+    (pulumi,) = _steps_using(preview, "pulumi/actions@")
+
+    assert "pull_request" in preview["if"]
+    assert pulumi["with"]["command"] == "preview"
+    assert pulumi["with"]["comment-on-pr"] is True
+    assert preview["permissions"]["pull-requests"] == "write"
+
+
+def test_the_dev_rule_is_the_script_not_yaml() -> None:
+    jobs = _jobs("deploy.yaml")
+    dev_hold = load_dev_hold()
+
+    for name in ("dev", "release-dev"):
+        text = _run_text(jobs[name])
+        assert '"$HOLD_SCRIPT" decide' in text, name
+        assert '"$HOLD_SCRIPT" verify' in text, name
+        # The tag name comes from the script's outputs, not from a copy in the YAML.
+        assert dev_hold.HOLD_TAG not in (WORKFLOWS / "deploy.yaml").read_text()
+    used = set(re.findall(r'"\$HOLD_SCRIPT" ([\w-]+)', (WORKFLOWS / "deploy.yaml").read_text()))
+    assert used == {"decide", "verify", "review-stack"}
+    for command in used:
+        # Each subcommand the workflow calls exists: its --help exits 0.
+        with pytest.raises(SystemExit) as exit_info:
+            dev_hold.build_parser().parse_args([command, "--help"])
+        assert exit_info.value.code == 0, command
+
+
+def test_branch_deletion_destroys_that_branchs_review_stack() -> None:
+    workflow = _load(WORKFLOWS / "deploy.yaml")
+    triggers = _triggers(workflow)
+    destroy = workflow["jobs"]["destroy-review"]
+
+    assert "delete" in triggers
+    assert "github.event.ref_type == 'branch'" in destroy["if"]
+    assert "review-stack --branch" in _run_text(destroy)
+    assert "pulumi destroy --yes" in _run_text(destroy)
