@@ -8,8 +8,9 @@ Decisions:
 * ``<root>/<articles_dir>/*.md`` are the articles. When that folder does not exist but ``<root>`` itself
   holds ``*.md`` files, ``<root>`` is read as the articles folder, so ``dir:`` may point straight at a
   folder of articles. Repository paths are ``<articles_dir>/<name>.md`` either way.
-* Only regular files count. A symlink counts when it resolves to a regular file inside ``<root>``
-  (git would store the link itself; following it is what a local author means); others are skipped.
+* Only regular files count; symlinked files are skipped, as the GitHub source skips symlink blobs (git
+  stores the link, not the file). The root and the articles folder may be symlinks, but no file outside
+  the resolved root is ever read.
 * ``head_sha`` is a SHA-1 over the sorted ``(path, blob sha)`` list: it changes exactly when an article
   file is added, removed or edited, and needs no git.
 """
@@ -53,7 +54,7 @@ class DirectorySource:
             path = self._repo_path(name)
             if not is_article_path(path, self.articles_dir) or not _is_utf8(name):
                 continue
-            data = _read_inside(root, folder / name)
+            data = _read_regular_file(root, folder / name)
             if data is not None:
                 files.append(RepoFile(path=path, sha=git_blob_sha(data)))
         return Snapshot(head_sha=_head_sha(files), files=tuple(files), complete=True)
@@ -71,7 +72,7 @@ class DirectorySource:
         if not is_article_path(file.path, self.articles_dir):
             return FetchFailure(file.path, file.sha, "not an article path of this source", retryable=False)
         name = file.path.rsplit("/", 1)[-1]
-        data = _read_inside(root, folder / name)
+        data = _read_regular_file(root, folder / name)
         if data is None:
             return FetchFailure(file.path, file.sha, "file is gone or cannot be read", retryable=False)
         if git_blob_sha(data) != file.sha:
@@ -100,13 +101,15 @@ class DirectorySource:
         return root, root
 
 
-def _read_inside(root: Path, candidate: Path) -> bytes | None:
-    """The bytes of ``candidate`` when it is (or links to) a regular file inside ``root``, else None."""
+def _read_regular_file(root: Path, candidate: Path) -> bytes | None:
+    """The bytes of ``candidate`` when it is a regular file (not a symlink) inside ``root``, else None."""
     try:
-        target = candidate.resolve(strict=True)
-        if not target.is_relative_to(root) or not target.is_file():
+        if candidate.is_symlink() or not candidate.is_file():
             return None
-        return target.read_bytes()
+        if not candidate.resolve(strict=True).is_relative_to(root):
+            # The articles folder itself is a symlink pointing out of the root.
+            return None
+        return candidate.read_bytes()
     except (OSError, RuntimeError):
         # Vanished between listing and reading, permission denied, a symlink loop: not an article now.
         return None

@@ -2,8 +2,8 @@
 
 Decisions where the contract is silent:
 
-* Article paths are direct children ``<articles_dir>/<name>.md``; names starting with ``.`` are hidden
-  files and not articles (``is_article_path``). Both sources list exactly these paths.
+* Article paths are direct children ``<articles_dir>/<name>.md`` (``is_article_path``); both sources list
+  exactly these. Whether the name makes a valid slug is a separate question (``slug_for_path``).
 * A slug (file name without ``.md``) is 1-190 characters from RFC 3986's unreserved set
   ``A-Z a-z 0-9 - _ . ~``, not starting with ``.``. These never need percent-encoding in a URL path
   segment; 190 fits a utf8mb4 index. Non-ASCII names are refused rather than guessed at (NFC vs NFD file
@@ -56,13 +56,13 @@ _CLOSING_RE = re.compile(r"(?:---|\.\.\.)[ \t]*")
 
 
 def is_article_path(path: str, articles_dir: str = "articles") -> bool:
-    """True when ``path`` is a direct child ``<articles_dir>/<name>.md`` that is not a hidden file.
+    """True when ``path`` is a direct child ``<articles_dir>/<name>.md``: the listing filter.
 
-    This is the listing filter: such a file is an article even if its slug turns out to be invalid, so that
-    a bad file name fails visibly in the parse step instead of being silently ignored.
+    It is the same rule the GitHub source applies to the tree listing, and it keeps files whose name is not
+    a valid slug (``hello world.md``, ``.md``): ``parse_article`` then fails them with a message.
     """
     name = _name_in_dir(path, articles_dir)
-    return name is not None and name.endswith(".md") and len(name) > len(".md") and not name.startswith(".")
+    return name is not None and name.endswith(".md")
 
 
 def slug_for_path(path: str, articles_dir: str = "articles") -> str | None:

@@ -53,6 +53,7 @@ def test_listing_equals_git_ls_tree_of_the_committed_folder(root: Path) -> None:
     write(root / "articles" / "nested" / "deep.md", "---\ntitle: x\n---\n")
     write(root / "articles" / "notes.txt", "not markdown")
     write(root / "README.md", "# repo readme")
+    os.symlink("hello.md", root / "articles" / "link.md")
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "articles")
@@ -61,7 +62,8 @@ def test_listing_equals_git_ls_tree_of_the_committed_folder(root: Path) -> None:
     expected = {
         RepoFile(path=path, sha=meta.split()[2])
         for meta, path in (line.split("\t") for line in tree.splitlines())
-        if meta.split()[1] == "blob" and path.endswith(".md")
+        # regular-file blobs only: the GitHub source skips symlinks (mode 120000)
+        if meta.split()[1] == "blob" and meta.split()[0] != "120000" and path.endswith(".md")
     }
     # THEN the directory source lists exactly the same paths and SHAs
     assert set(DirectorySource(root).snapshot(REPO).files) == expected
@@ -75,7 +77,6 @@ def test_paths_are_repository_paths(root: Path) -> None:
 def test_only_direct_md_children_are_listed(root: Path) -> None:
     write(root / "articles" / "nested" / "deep.md", "x")
     write(root / "articles" / "notes.txt", "x")
-    write(root / "articles" / ".hidden.md", "x")
     (root / "articles" / "folder.md").mkdir()
     write(root / "other.md", "x")
     paths = {f.path for f in DirectorySource(root).snapshot(REPO).files}
@@ -202,15 +203,33 @@ def test_a_custom_articles_dir(tmp_path: Path) -> None:
     assert [f.path for f in DirectorySource(tmp_path, "posts").snapshot(REPO).files] == ["posts/a.md"]
 
 
-def test_symlinks_inside_the_root_are_followed_and_escaping_ones_skipped(root: Path, tmp_path: Path) -> None:
+def test_symlinked_files_are_skipped_as_the_github_source_skips_link_blobs(
+    root: Path, tmp_path: Path
+) -> None:
     outside = write(tmp_path / "outside.md", "secret")
     os.symlink(outside, root / "articles" / "escape.md")
     os.symlink(root / "articles" / "hello.md", root / "articles" / "alias.md")
     os.symlink(root / "articles" / "missing", root / "articles" / "dangling.md")
-    files = {f.path: f.sha for f in DirectorySource(root).snapshot(REPO).files}
-    assert "articles/escape.md" not in files
-    assert "articles/dangling.md" not in files
-    assert files["articles/alias.md"] == files["articles/hello.md"]
+    paths = {f.path for f in DirectorySource(root).snapshot(REPO).files}
+    assert paths == {"articles/binary.md", "articles/crlf.md", "articles/empty.md", "articles/hello.md"}
+
+
+def test_an_articles_folder_linking_out_of_the_root_is_not_read(root: Path, tmp_path: Path) -> None:
+    write(tmp_path / "elsewhere" / "secret.md", "secret")
+    os.symlink(tmp_path / "elsewhere", root / "posts")
+    assert DirectorySource(root, "posts").snapshot(REPO).files == ()
+
+
+def test_a_symlinked_root_is_read(root: Path, tmp_path: Path) -> None:
+    os.symlink(root, tmp_path / "link")
+    assert DirectorySource(tmp_path / "link").snapshot(REPO) == DirectorySource(root).snapshot(REPO)
+
+
+def test_hidden_and_badly_named_md_files_are_listed_like_github_lists_them(root: Path) -> None:
+    write(root / "articles" / ".hidden.md", "x")
+    write(root / "articles" / "hello world.md", "x")
+    paths = {f.path for f in DirectorySource(root).snapshot(REPO).files}
+    assert {"articles/.hidden.md", "articles/hello world.md"} <= paths
 
 
 def test_non_utf8_file_names_are_skipped(root: Path) -> None:

@@ -59,10 +59,11 @@ def test_empty_articles_dir_means_the_repository_root() -> None:
 
 def test_listing_filter_keeps_bad_names_so_they_fail_visibly() -> None:
     assert is_article_path("articles/hello world.md")
-    assert not is_article_path("articles/.hidden.md")
+    assert is_article_path("articles/.hidden.md")
+    assert is_article_path("articles/.md")
     assert not is_article_path("articles/sub/x.md")
-    assert not is_article_path("articles/.md")
     assert not is_article_path("articles/readme.txt")
+    assert not is_article_path("articles/")
 
 
 def test_parse_names_a_bad_slug() -> None:
