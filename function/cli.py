@@ -35,6 +35,8 @@ pass_context = click.make_pass_decorator(Context, ensure=True)
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
+    import peewee
+
     from function.db import DatabaseUnavailable
     from function.source import SourcePermanentError, SourceUnavailable
     from function.store import LockTimeout, UnknownUser, UserExists
@@ -48,6 +50,8 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
         LockTimeout,
         UserExists,
         UnknownUser,
+        # e.g. "no such table": the one line says so; `blog-api init-db` is the usual fix.
+        peewee.DatabaseError,
     )
 
 
@@ -265,7 +269,7 @@ def send_webhook(
     except Exception as exc:  # any transport failure is reported as one line
         raise ConfigError(f"could not send to {url}: {type(exc).__name__}: {exc}") from exc
     click.echo(f"status: {sent.status}")
-    click.echo(f"body: {sent.body}")
+    click.echo(f"body: {sent.body.strip()}")
     click.echo(f"latency_ms: {sent.latency_ms:.1f}")
     click.echo(f"delivery: {sent.delivery}")
     if sent.status >= 400:

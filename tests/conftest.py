@@ -14,7 +14,7 @@ from function.settings import Settings
 from tests.support.deliveries import SECRET
 from tests.support.fakes import RecordingInvoker
 
-# pytest_plugins for the database fixtures are added when tests.support.db_fixtures lands
+pytest_plugins = ["tests.support.db_fixtures"]
 
 FUNCTION_NAME = "d-st-blog-api"
 
