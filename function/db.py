@@ -24,9 +24,12 @@ log = logging.getLogger(__name__)
 # The one proxy every model binds to; ``bind(url)`` initialises it at start-up (never at import).
 database_proxy = peewee.DatabaseProxy()
 
-# Rows per INSERT and values per IN (...): keeps every statement far below MySQL's max_allowed_packet
-# (an article row carries its Markdown and HTML) and SQLite's bound-parameter limit.
+# Article rows per INSERT: an article row carries its Markdown and HTML, so this keeps a statement far
+# below MySQL's max_allowed_packet (16-64 MB by default) for articles of normal size.
 CHUNK_SIZE = 500
+# Keys per IN (...) and small rows (tags, tag pairs) per INSERT: well under SQLite's limit of 32,766
+# bound parameters, and a few hundred KB per statement at most.
+KEY_CHUNK_SIZE = 5000
 
 CONNECT_TIMEOUT_S = 5
 READ_TIMEOUT_S = 30

@@ -21,6 +21,7 @@ import peewee
 
 from function.articles import ParsedArticle
 from function.db import (
+    KEY_CHUNK_SIZE,
     chunked,
     connection,
     is_mysql,
@@ -348,9 +349,10 @@ class PeeweeStore:
         after. Every given article is un-archived; its tags are replaced when its content changed.
         Archiving sets archived and archived_at, keeps updated_at, and never touches a given slug.
 
-        The statement count does not depend on the number of articles, except one more INSERT or
-        SELECT per ``CHUNK_SIZE`` changed ones. Nothing to write: no statement at all (and head_sha is
-        not recorded; see ``set_synced_head``). Raises ValueError for duplicate slugs.
+        The statement count does not depend on the number of articles, except one more article INSERT
+        per ``CHUNK_SIZE`` given articles (and one more key statement per ``KEY_CHUNK_SIZE``). Nothing
+        to write: no statement at all (and head_sha is not recorded; see ``set_synced_head``).
+        Raises ValueError for duplicate slugs.
         """
         slugs = [a.slug for a in articles]
         if len(set(slugs)) != len(slugs):
@@ -390,7 +392,7 @@ class PeeweeStore:
         """The rows of these slugs as they are now. On MySQL the rows are locked until the transaction
         ends, so nobody can change them between this read and our write (SQLite: BEGIN IMMEDIATE)."""
         existing: dict[str, _Existing] = {}
-        for chunk in chunked(slugs):
+        for chunk in chunked(slugs, KEY_CHUNK_SIZE):
             query = Article.select(
                 Article.slug,
                 Article.id,
@@ -413,32 +415,32 @@ class PeeweeStore:
         db = self._db
         ids = {slug: old.id for slug, old in existing.items()}
         new_slugs = [a.slug for a in changed if a.slug not in ids]
-        for chunk in chunked(new_slugs):
+        for chunk in chunked(new_slugs, KEY_CHUNK_SIZE):
             query = Article.select(Article.slug, Article.id).where(
                 Article.user == user_id, Article.slug.in_(list(chunk))
             )
             ids.update(dict(self._rows(query)))
 
         stale = [ids[a.slug] for a in changed if a.slug in existing]  # new rows have no tags yet
-        for chunk in chunked(stale):
+        for chunk in chunked(stale, KEY_CHUNK_SIZE):
             ArticleTag.delete().where(ArticleTag.article.in_(list(chunk))).bind(db).execute()
 
         paths = sorted({tag for a in changed for tag in a.tags})
         if not paths:
             return
-        for chunk in chunked(paths):
+        for chunk in chunked(paths, KEY_CHUNK_SIZE):
             Tag.insert_many([{"path": p} for p in chunk]).on_conflict_ignore().bind(db).execute()
         tag_ids: dict[str, int] = {}
-        for chunk in chunked(paths):
+        for chunk in chunked(paths, KEY_CHUNK_SIZE):
             tag_query = Tag.select(Tag.path, Tag.id).where(Tag.path.in_(list(chunk)))
             tag_ids.update(dict(self._rows(tag_query)))
         pairs = [{"article": ids[a.slug], "tag": tag_ids[t]} for a in changed for t in sorted(set(a.tags))]
-        for chunk in chunked(pairs):
+        for chunk in chunked(pairs, KEY_CHUNK_SIZE):
             ArticleTag.insert_many(list(chunk)).bind(db).execute()
 
     def _archive(self, user_id: int, slugs: Sequence[str], now: datetime) -> int:
         archived = 0
-        for chunk in chunked(slugs):
+        for chunk in chunked(slugs, KEY_CHUNK_SIZE):
             archived += (
                 Article.update(archived=True, archived_at=now)
                 .where(Article.user == user_id, Article.slug.in_(list(chunk)), ~Article.archived)
