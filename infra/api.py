@@ -1,0 +1,97 @@
+"""The public entry: an API Gateway HTTP API whose ``$default`` route sends every request to the function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from shared import names
+
+# Payload format 2.0: the HTTP API event that serverless-wsgi understands natively.
+PAYLOAD_FORMAT_VERSION = "2.0"
+
+
+@dataclass
+class ApiArgs:
+    physical_prefix: str
+    function_name: pulumi.Input[str]
+    function_invoke_arn: pulumi.Input[str]
+    custom_domain_name: str | None = None
+    custom_domain_certificate_arn: str | None = None
+
+
+class Api(pulumi.ComponentResource):
+    """The HTTP API, its invoke permission and, optionally, a custom domain mapped to it."""
+
+    url: pulumi.Output[str]
+    webhook_url: pulumi.Output[str]
+
+    def __init__(self, name: str, args: ApiArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("blog-api:infra:Api", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+
+        api = aws.apigatewayv2.Api(
+            f"{name}-http-api",
+            name=names.function_name(args.physical_prefix),
+            protocol_type="HTTP",
+            opts=child,
+        )
+        integration = aws.apigatewayv2.Integration(
+            f"{name}-lambda-integration",
+            api_id=api.id,
+            integration_type="AWS_PROXY",
+            integration_uri=args.function_invoke_arn,
+            payload_format_version=PAYLOAD_FORMAT_VERSION,
+            opts=child,
+        )
+        # One catch-all route: Flask does the routing, so adding an endpoint needs no infra change.
+        route = aws.apigatewayv2.Route(
+            f"{name}-default-route",
+            api_id=api.id,
+            route_key="$default",
+            target=pulumi.Output.concat("integrations/", integration.id),
+            opts=child,
+        )
+        stage = aws.apigatewayv2.Stage(
+            f"{name}-default-stage",
+            api_id=api.id,
+            name="$default",
+            auto_deploy=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[route]),
+        )
+        aws.lambda_.Permission(
+            f"{name}-invoke-permission",
+            action="lambda:InvokeFunction",
+            function=args.function_name,
+            principal="apigateway.amazonaws.com",
+            # Any stage and route of this API only, not of every API in the account.
+            source_arn=pulumi.Output.concat(api.execution_arn, "/*/*"),
+            opts=child,
+        )
+
+        url: pulumi.Output[str] = api.api_endpoint
+        if args.custom_domain_name and args.custom_domain_certificate_arn:
+            domain = aws.apigatewayv2.DomainName(
+                f"{name}-domain",
+                domain_name=args.custom_domain_name,
+                domain_name_configuration=aws.apigatewayv2.DomainNameDomainNameConfigurationArgs(
+                    certificate_arn=args.custom_domain_certificate_arn,
+                    endpoint_type="REGIONAL",
+                    security_policy="TLS_1_2",
+                ),
+                opts=child,
+            )
+            aws.apigatewayv2.ApiMapping(
+                f"{name}-domain-mapping",
+                api_id=api.id,
+                domain_name=domain.id,
+                stage=stage.id,
+                opts=child,
+            )
+            url = pulumi.Output.from_input(f"https://{args.custom_domain_name}")
+
+        self.url = url
+        self.webhook_url = pulumi.Output.concat(url, names.WEBHOOK_ROUTE)
+        self.register_outputs({"url": self.url, "webhookUrl": self.webhook_url})
