@@ -53,3 +53,7 @@ def configure_logging(level: str = "INFO", secrets: Iterable[str] = (), stream: 
     handler._blog_api = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)
+    # Third-party DEBUG lines carry URLs with one-time download tokens (urllib3) or request bodies
+    # (botocore): never below INFO, whatever LOG_LEVEL says.
+    for noisy in ("urllib3", "botocore", "boto3", "s3transfer"):
+        logging.getLogger(noisy).setLevel(logging.INFO)

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from function.articles import ArticleParseError, ParsedArticle
 from function.envelope import PushRef
 from function.errors import NotFound, UnknownInstallation
-from function.parsing import parse_article, slug_for_path
+from function.parsing import is_article_path, parse_article, slug_for_path
 from function.source import ArticleSource, FetchFailure, RepoRef
 
 log = logging.getLogger(__name__)
@@ -221,16 +221,25 @@ class Worker:
         index = self._store.load_index(user_id)
 
         files_by_slug = {}
+        badly_named: list[FileFailure] = []
         for file in snapshot.files:
             slug = slug_for_path(file.path, self._articles_dir)
             if slug is not None:
                 files_by_slug[slug] = file
+            elif is_article_path(file.path, self._articles_dir):
+                # An article file whose name cannot be a slug fails alone, with the parser's reason.
+                badly_named.append(FileFailure(file.path, _slug_error(file.path, self._articles_dir), False))
         changed = [
             file
             for slug, file in files_by_slug.items()
             if (stored := index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived
         ]
-        summary = SyncSummary(processed=len(files_by_slug), fetched=len(changed), head_sha=snapshot.head_sha)
+        summary = SyncSummary(
+            processed=len(files_by_slug) + len(badly_named),
+            fetched=len(changed),
+            head_sha=snapshot.head_sha,
+            failures=badly_named,
+        )
         if progress:
             progress(0, len(changed))
 
@@ -277,3 +286,11 @@ class Worker:
             extra={**summary.log_fields(), "duration_ms": round((time.monotonic() - started) * 1000, 1)},
         )
         return summary
+
+
+def _slug_error(path: str, articles_dir: str) -> str:
+    try:
+        parse_article(path, "", b"", articles_dir=articles_dir)
+    except ArticleParseError as exc:
+        return str(exc)
+    return "file name is not a valid slug"

@@ -14,7 +14,11 @@ from function.settings import Settings
 from tests.support.deliveries import SECRET
 from tests.support.fakes import RecordingInvoker
 
-pytest_plugins = ["tests.support.db_fixtures"]
+pytest_plugins = [
+    "tests.support.db_fixtures",
+    "tests.support.github_fixtures",
+    "tests.support.blog_fixtures",
+]
 
 FUNCTION_NAME = "d-st-blog-api"
 
