@@ -18,7 +18,8 @@ class ParsedArticle:
     tags: tuple[str, ...]  # normalised tag paths, e.g. ("tech/aws/lambda",), sorted, unique
     content: str  # Markdown body without front matter
     content_html: str  # rendered HTML (raw HTML escaped unless allowed)
-    content_hash: str  # sha256 over title, type, description, thumbnail, publish, tags, content: "did it change"
+    # sha256 over title, type, description, thumbnail, publish, tags and content: "did it change?"
+    content_hash: str
 
 
 class ArticleParseError(Exception):
