@@ -204,9 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_PYTHON_VERSION,
         help="Lambda's Python version (default %(default)s)",
     )
+    parser.add_argument("--root", type=Path, default=REPO_ROOT, help="the checkout to package")
     args = parser.parse_args(argv)
     try:
-        package = build_package(args.out, python_version=args.python_version)
+        package = build_package(args.out, root=args.root, python_version=args.python_version)
     except PackagingError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
