@@ -1,0 +1,117 @@
+"""Runs the Pulumi program under mocks once per scenario, each in its own process, for the whole session.
+
+``pulumi.runtime.set_mocks`` configures process-wide state, so a scenario cannot share a process with
+another one (or with the rest of the suite). Every scenario starts at once in a subprocess that writes
+what the program registered as JSON; the tests only read those records.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.infra.deployment import Deployment
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RUNNER = Path(__file__).with_name("mock_run.py")
+ACCOUNT_ID = "123456789012"
+CERTIFICATE_ARN = f"arn:aws:acm:ap-northeast-1:{ACCOUNT_ID}:certificate/0f1e2d3c-aaaa-bbbb-cccc-000000000000"
+KMS_KEY_ARN = f"arn:aws:kms:ap-northeast-1:{ACCOUNT_ID}:key/11111111-2222-3333-4444-555555555555"
+
+# scenario → (stack, config on top of the committed stack file)
+SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
+    "dev": ("dev", {}),
+    "prod": ("prod", {}),
+    "dev-scheduled": ("dev", {"blog-api:scheduleEnabled": "true"}),
+    "dev-existing-vpc": (
+        "dev",
+        {
+            "blog-api:vpcId": "vpc-0123456789abcdef0",
+            "blog-api:subnetIds": '["subnet-0aaaaaaaaaaaaaaaa", "subnet-0bbbbbbbbbbbbbbbb"]',
+            "blog-api:securityGroupIds": '["sg-0cccccccccccccccc"]',
+            "blog-api:vpcEndpoints": "true",
+        },
+    ),
+    "prod-custom": (
+        "prod",
+        {
+            "blog-api:customDomainName": "blog-api.example.com",
+            "blog-api:customDomainCertificateArn": CERTIFICATE_ARN,
+            "blog-api:ssmKmsKeyArn": KMS_KEY_ARN,
+            "blog-api:noProxy": "internal.example, db.example",
+        },
+    ),
+}
+STACKS = ("dev", "prod")
+RUN_TIMEOUT_SECONDS = 120
+
+
+@pytest.fixture(scope="session")
+def prebuilt_artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small zip standing in for a CI-built package (the program must use it as it is)."""
+    path = tmp_path_factory.mktemp("artifact") / "blog-api-prebuilt.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("function/__init__.py", "")
+    return path
+
+
+@pytest.fixture(scope="session")
+def deployments(tmp_path_factory: pytest.TempPathFactory, prebuilt_artifact: Path) -> dict[str, Deployment]:
+    """Every scenario's record, all run in parallel, each in its own process started from ``infra/``."""
+    out_dir = tmp_path_factory.mktemp("mock-runs")
+    running: dict[str, tuple[subprocess.Popen[str], Path]] = {}
+    for scenario, (stack, overrides) in SCENARIOS.items():
+        out = out_dir / f"{scenario}.json"
+        command = [
+            sys.executable,
+            str(RUNNER),
+            stack,
+            "--artifact",
+            str(prebuilt_artifact),
+            "--out",
+            str(out),
+        ]
+        for key, value in overrides.items():
+            command += ["--set", f"{key}={value}"]
+        # The Pulumi CLI starts the program in its ``main`` directory; so does this.
+        process = subprocess.Popen(
+            command, cwd=REPO_ROOT / "infra", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        running[scenario] = (process, out)
+
+    records: dict[str, Deployment] = {}
+    failures: list[str] = []
+    for scenario, (process, out) in running.items():
+        try:
+            _, stderr = process.communicate(timeout=RUN_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, stderr = process.communicate()
+        if process.returncode != 0:
+            failures.append(f"--- {scenario} (exit {process.returncode})\n{stderr[-4000:]}")
+            continue
+        records[scenario] = Deployment.load(out)
+    if failures:
+        pytest.fail("the Pulumi program failed under mocks:\n" + "\n".join(failures), pytrace=False)
+    return records
+
+
+@pytest.fixture(params=STACKS)
+def deployment(request: pytest.FixtureRequest, deployments: dict[str, Deployment]) -> Iterator[Deployment]:
+    """The committed dev and prod stacks, one after the other."""
+    yield deployments[request.param]
+
+
+@pytest.fixture
+def dev(deployments: dict[str, Deployment]) -> Deployment:
+    return deployments["dev"]
+
+
+@pytest.fixture
+def prod(deployments: dict[str, Deployment]) -> Deployment:
+    return deployments["prod"]

@@ -1,0 +1,175 @@
+"""The Lambda function, its role and policy, retries, dead letters, logs and alarms, for dev and prod."""
+
+from __future__ import annotations
+
+import json
+
+from shared import names
+from tests.infra.conftest import ACCOUNT_ID, KMS_KEY_ARN
+from tests.infra.deployment import (
+    ALARM,
+    ATTACHMENT,
+    INVOKE_CONFIG,
+    LOG_GROUP,
+    QUEUE,
+    ROLE,
+    ROLE_POLICY,
+    Deployment,
+    resources_of,
+)
+
+
+def test_function_has_the_fixed_prefixed_name(deployment: Deployment) -> None:
+    assert deployment.function.inputs["name"] == f"{deployment.prefix}-blog-api"
+    assert deployment.function.inputs["name"] == names.function_name(deployment.prefix)
+
+
+def test_function_runs_the_shared_handler_on_a_current_python(deployment: Deployment) -> None:
+    inputs = deployment.function.inputs
+    assert inputs["handler"] == names.HANDLER == "function.handler.handler"
+    assert inputs["runtime"] in {"python3.12", "python3.13"}
+    assert inputs["architectures"] == ["x86_64"]
+
+
+def test_function_timeout_and_memory_come_from_config(deployment: Deployment) -> None:
+    assert deployment.function.inputs["timeout"] == int(deployment.setting("timeout"))
+    assert deployment.function.inputs["memorySize"] == int(deployment.setting("memorySize"))
+
+
+def test_function_code_is_the_prebuilt_artifact_and_nothing_is_built(deployment: Deployment) -> None:
+    assert deployment.function.inputs["code"] == {"fileArchive": deployment.setting("artifactPath")}
+    assert not deployment.packaging_loaded
+
+
+def test_environment_sets_pass_through_path_and_plain_settings(deployment: Deployment) -> None:
+    env = deployment.environment
+    assert env[names.ENV_PASS_THROUGH_PATH] == names.DEFAULT_PASS_THROUGH_PATH == "/events"
+    assert env[names.ENV_ARTICLE_BRANCH] == deployment.setting("articleBranch")
+    assert env[names.ENV_ARTICLES_DIR] == deployment.setting("articlesDir")
+    assert env[names.ENV_GITHUB_APP_ID] == deployment.setting("githubAppId")
+    assert env[names.ENV_LOG_LEVEL] == deployment.setting("logLevel")
+    assert env[names.ENV_HTTPS_PROXY] == deployment.setting("httpsProxy")
+
+
+def test_environment_names_the_ssm_parameters_and_holds_no_secret(deployment: Deployment) -> None:
+    env = deployment.environment
+    assert env[names.ENV_WEBHOOK_SECRET_PARAM] == deployment.setting("webhookSecretParam")
+    assert env[names.ENV_GITHUB_APP_PRIVATE_KEY_PARAM] == deployment.setting("githubAppPrivateKeyParam")
+    assert env[names.ENV_DATABASE_URL_PARAM] == deployment.setting("databaseUrlParam")
+    for secret in (names.ENV_WEBHOOK_SECRET, names.ENV_GITHUB_APP_PRIVATE_KEY, names.ENV_DATABASE_URL):
+        assert secret not in env
+    # Lambda sets this one itself; it is what switches the app into accept-and-invoke mode.
+    assert names.ENV_LAMBDA_FUNCTION_NAME not in env
+
+
+def test_no_proxy_keeps_endpoint_traffic_off_the_proxy_in_prod(prod: Deployment) -> None:
+    hosts = prod.environment[names.ENV_NO_PROXY].split(",")
+    assert f"lambda.{prod.region}.amazonaws.com" in hosts
+    assert f"ssm.{prod.region}.amazonaws.com" in hosts
+
+
+def test_no_proxy_is_unset_without_endpoints_or_configured_hosts(dev: Deployment) -> None:
+    assert names.ENV_NO_PROXY not in dev.environment
+
+
+def test_configured_no_proxy_hosts_come_first(deployments: dict[str, Deployment]) -> None:
+    hosts = deployments["prod-custom"].environment[names.ENV_NO_PROXY].split(",")
+    assert hosts[:2] == ["internal.example", "db.example"]
+
+
+def test_role_has_basic_execution_and_vpc_access(deployment: Deployment) -> None:
+    role = deployment.one(ROLE)
+    assert role.inputs["name"] == f"{deployment.prefix}-blog-api-role"
+    assert json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Principal"] == {
+        "Service": "lambda.amazonaws.com"
+    }
+    attached = {a.inputs["policyArn"] for a in deployment.of_type(ATTACHMENT)}
+    assert attached == {
+        "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
+        "arn:aws:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole",
+    }
+
+
+def test_self_invoke_is_granted_on_the_arn_string(deployment: Deployment) -> None:
+    (statement,) = deployment.statements("lambda:InvokeFunction")
+    expected = f"arn:aws:lambda:ap-northeast-1:{ACCOUNT_ID}:function:{deployment.prefix}-blog-api"
+    assert statement["Resource"] == expected
+    assert expected == names.function_arn(deployment.region, ACCOUNT_ID, deployment.prefix)
+    # The string matches what AWS reports for the function, so the grant really covers it.
+    assert deployment.outputs["functionArn"] == expected
+
+
+def test_policy_does_not_depend_on_the_function(deployment: Deployment) -> None:
+    policy = deployment.one(ROLE_POLICY)
+    assert not deployment.depends_on(policy, deployment.function)
+    assert not deployment.depends_on(deployment.one(ROLE), deployment.function)
+
+
+def test_function_waits_for_its_policy(deployment: Deployment) -> None:
+    assert deployment.one(ROLE_POLICY).urn in deployment.function.dependencies
+
+
+def test_parameters_readable_are_exactly_the_functions_own(deployment: Deployment) -> None:
+    (statement,) = deployment.statements("ssm:GetParameters")
+    assert "ssm:GetParameter" in statement["Action"]
+    expected = {
+        f"arn:aws:ssm:{deployment.region}:{ACCOUNT_ID}:parameter{deployment.setting(key)}"
+        for key in ("webhookSecretParam", "githubAppPrivateKeyParam", "databaseUrlParam")
+    }
+    assert set(resources_of(statement)) == expected
+    assert all(f"parameter/{deployment.prefix}/" in arn for arn in expected)
+
+
+def test_dead_letter_queue_is_the_only_queue_the_role_may_send_to(deployment: Deployment) -> None:
+    (statement,) = deployment.statements("sqs:SendMessage")
+    queue = deployment.one(QUEUE)
+    assert queue.inputs["name"] == f"{deployment.prefix}-blog-api-dlq"
+    assert resources_of(statement) == [
+        f"arn:aws:sqs:{deployment.region}:{ACCOUNT_ID}:{deployment.prefix}-blog-api-dlq"
+    ]
+
+
+def test_policy_has_no_wildcard_resource_or_action(deployment: Deployment) -> None:
+    for statement in deployment.runtime_policy["Statement"]:
+        assert statement["Effect"] == "Allow"
+        for resource in resources_of(statement):
+            assert "*" not in resource, statement
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        assert all("*" not in action for action in actions), statement
+
+
+def test_kms_decrypt_only_for_a_customer_managed_key_and_only_through_ssm(
+    deployments: dict[str, Deployment],
+) -> None:
+    assert deployments["prod"].statements("kms:Decrypt") == []
+    custom = deployments["prod-custom"]
+    (statement,) = custom.statements("kms:Decrypt")
+    assert statement["Resource"] == KMS_KEY_ARN
+    assert statement["Condition"] == {"StringEquals": {"kms:ViaService": "ssm.ap-northeast-1.amazonaws.com"}}
+
+
+def test_async_invocations_retry_twice_then_go_to_the_dead_letter_queue(deployment: Deployment) -> None:
+    config = deployment.one(INVOKE_CONFIG).inputs
+    assert config["functionName"] == deployment.function.inputs["name"]
+    assert config["maximumRetryAttempts"] == 2
+    assert config["maximumEventAgeInSeconds"] == int(deployment.setting("maximumEventAgeSeconds"))
+    dlq_arn = f"arn:aws:sqs:{deployment.region}:{ACCOUNT_ID}:{deployment.prefix}-blog-api-dlq"
+    assert config["destinationConfig"]["onFailure"]["destination"] == dlq_arn
+
+
+def test_log_group_has_the_lambda_name_and_a_retention(deployment: Deployment) -> None:
+    group = deployment.one(LOG_GROUP).inputs
+    assert group["name"] == f"/aws/lambda/{deployment.prefix}-blog-api"
+    assert group["retentionInDays"] == int(deployment.setting("logRetentionDays"))
+    assert deployment.function.inputs["loggingConfig"]["logGroup"] == group["name"]
+
+
+def test_alarms_watch_dead_letters_and_function_errors(deployment: Deployment) -> None:
+    alarms = {a.inputs["name"]: a.inputs for a in deployment.of_type(ALARM)}
+    dlq = alarms[f"{deployment.prefix}-blog-api-dlq-depth"]
+    assert (dlq["namespace"], dlq["metricName"]) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
+    assert dlq["dimensions"] == {"QueueName": f"{deployment.prefix}-blog-api-dlq"}
+    errors = alarms[f"{deployment.prefix}-blog-api-errors"]
+    assert (errors["namespace"], errors["metricName"]) == ("AWS/Lambda", "Errors")
+    assert errors["dimensions"] == {"FunctionName": f"{deployment.prefix}-blog-api"}
+    assert len(alarms) == 2

@@ -1,0 +1,82 @@
+"""The names and permissions the program gives the function are the ones ``function/`` really uses."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from shared import names
+from tests.infra.deployment import Deployment
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# boto3 client methods the function may call → the IAM action each needs.
+IAM_ACTIONS = {
+    ("ssm", "get_parameter"): "ssm:GetParameter",
+    ("ssm", "get_parameters"): "ssm:GetParameters",
+    ("ssm", "get_parameters_by_path"): "ssm:GetParametersByPath",
+    ("lambda", "invoke"): "lambda:InvokeFunction",
+}
+
+
+def function_modules() -> list[ast.Module]:
+    return [ast.parse(path.read_text(), str(path)) for path in sorted((REPO_ROOT / "function").rglob("*.py"))]
+
+
+def env_names_read_by_function() -> set[str]:
+    """Values of the ``shared.names.ENV_*`` constants that ``function/`` refers to."""
+    constants: set[str] = set()
+    for module in function_modules():
+        for node in ast.walk(module):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "names"
+            ):
+                constants.add(node.attr)
+            elif isinstance(node, ast.ImportFrom) and node.module == "shared.names":
+                constants.update(alias.name for alias in node.names)
+    return {getattr(names, c) for c in constants if c.startswith("ENV_") and hasattr(names, c)}
+
+
+def actions_needed_by_function() -> set[str]:
+    """The IAM actions behind the boto3 calls in ``function/`` (by client service and method name)."""
+    services: set[str] = set()
+    methods: set[str] = set()
+    for module in function_modules():
+        for node in ast.walk(module):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            target = node.func.value
+            if node.func.attr == "client" and isinstance(target, ast.Name) and target.id == "boto3":
+                if node.args and isinstance(node.args[0], ast.Constant):
+                    services.add(str(node.args[0].value))
+            else:
+                methods.add(node.func.attr)
+    return {
+        action
+        for (service, method), action in IAM_ACTIONS.items()
+        if service in services and method in methods
+    }
+
+
+def test_every_variable_the_program_sets_is_read_by_the_function(dev: Deployment) -> None:
+    read = env_names_read_by_function()
+    assert set(dev.environment) <= read, set(dev.environment) - read
+
+
+def test_every_parameter_variable_the_function_reads_is_set(deployment: Deployment) -> None:
+    params = {name for name in env_names_read_by_function() if name.endswith("_PARAM")}
+    assert params, "function/ reads no *_PARAM variable"
+    assert params <= set(deployment.environment)
+
+
+def test_role_allows_every_aws_call_the_function_makes(deployment: Deployment) -> None:
+    needed = actions_needed_by_function()
+    assert "lambda:InvokeFunction" in needed
+    granted = {
+        action
+        for statement in deployment.runtime_policy["Statement"]
+        for action in ([statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"])
+    }
+    assert needed <= granted, needed - granted
