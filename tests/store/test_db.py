@@ -1,0 +1,145 @@
+"""Opening the database from its URL, the proxy, connections, the upsert and the statement counter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import peewee
+import pytest
+
+from function.db import bind as bind_proxy
+from function.db import (
+    connection,
+    count_statements,
+    database_proxy,
+    is_mysql,
+    open_database,
+    unwrap,
+    upsert_many,
+)
+from function.models import Tag, User, create_tables
+from function.store import PeeweeStore
+from tests.store.builders import T0, article
+
+
+def test_sqlite_url_creates_the_folder_and_uses_wal(tmp_path: Path) -> None:
+    db = open_database(f"sqlite:///{tmp_path}/deep/er/blog.db")
+    with connection(db):
+        assert db.execute_sql("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute_sql("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert (tmp_path / "deep" / "er" / "blog.db").exists()
+    assert not is_mysql(db)
+
+
+def test_mysql_url_gives_tls_and_time_out_arguments() -> None:
+    db = open_database(
+        "mysql://app:p%40ss@tidb.example:4000/blog"
+        "?ssl_ca=/etc/ca.pem&ssl_verify_identity=true&ssl_verify_cert=false&read_timeout=12"
+    )
+    params = db.connect_params
+    assert is_mysql(db)
+    assert db.database == "blog"
+    assert (params["host"], params["port"], params["user"], params["password"]) == (
+        "tidb.example",
+        4000,
+        "app",
+        "p@ss",
+    )
+    assert params["ssl_ca"] == "/etc/ca.pem"
+    assert params["ssl_verify_identity"] is True
+    assert params["ssl_verify_cert"] is False  # not the truthy string "false"
+    assert (params["connect_timeout"], params["read_timeout"], params["write_timeout"]) == (5, 12, 30)
+    assert params["charset"] == "utf8mb4"
+    assert db.is_closed()  # opening never connects
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgres://u:p@h/db",
+        "mysql://u:p@h:3306/",
+        "mysql://u:p@h/db?ssl_verify_cert=maybe",
+        "mysql://u:p@h/db?autocommit=0",
+        "mysql://u:p@h/db?read_timeout=soon",
+        "sqlite://relative.db",
+    ],
+)
+def test_bad_urls_are_refused(url: str) -> None:
+    with pytest.raises(ValueError):
+        open_database(url)
+
+
+def test_bind_points_the_proxy_at_the_database(tmp_path: Path) -> None:
+    previous = database_proxy.obj
+    try:
+        db = bind_proxy(f"sqlite:///{tmp_path}/blog.db")
+        assert unwrap(database_proxy) is db
+        with connection(database_proxy):
+            create_tables(database_proxy)
+            assert User.select().count() == 0  # models reach the database through the proxy
+    finally:
+        database_proxy.initialize(previous)
+
+
+def test_connection_closes_after_the_block_and_reuses_an_open_one(db_url: str) -> None:
+    db = open_database(db_url)
+    with connection(db):
+        with connection(db):
+            db.execute_sql("SELECT 1")
+        assert not db.is_closed()  # the inner block did not close the outer one's connection
+    assert db.is_closed()
+
+
+def test_create_tables_is_idempotent(db_url: str) -> None:
+    db = open_database(db_url)
+    with connection(db):
+        create_tables(db)
+        with count_statements(db) as seen:
+            create_tables(db)
+        assert seen.count == 1  # only the look at which tables exist
+        assert {"users", "articles", "tags", "article_tags", "deliveries"} <= set(db.get_tables())
+
+
+def test_statement_counter_sees_transaction_control(db_url: str) -> None:
+    db = open_database(db_url)
+    with connection(db), count_statements(db) as seen:
+        with db.atomic():
+            db.execute_sql("SELECT 1")
+    assert seen.statements == ["BEGIN", "SELECT 1", "COMMIT"]
+
+
+def test_upsert_many_inserts_then_updates(store: PeeweeStore) -> None:
+    db = store.db
+    store.add_user("alice", "old@example.com", 1)
+
+    statements = upsert_many(
+        db,
+        User,
+        [{"name": "alice", "email": "new@example.com"}, {"name": "bob", "email": "bob@example.com"}],
+        conflict_target=[User.name],
+        preserve=[User.email],
+    )
+
+    assert statements == 1
+    alice, bob = store.get_user("alice"), store.get_user("bob")
+    assert alice is not None and alice.email == "new@example.com" and alice.installation_id == 1
+    assert bob is not None
+
+
+def test_upsert_many_of_nothing_sends_nothing(store: PeeweeStore) -> None:
+    with count_statements(store.db) as seen:
+        assert upsert_many(store.db, Tag, [], conflict_target=[Tag.path], preserve=[Tag.path]) == 0
+    assert seen.count == 0
+
+
+def test_four_byte_characters_round_trip(store: PeeweeStore) -> None:
+    user = store.add_user("alice", "a@example.com", 1)
+    store.apply(user.id, [article("sushi", title="寿司 🍣", body="𠮷野家 🍣", tags=("食/🍣",))], [], "h", T0)
+    view = store.published_article("alice", "sushi")
+    assert view is not None
+    assert (view.title, view.content, view.tags) == ("寿司 🍣", "𠮷野家 🍣", ("食/🍣",))
+
+
+def test_unbound_proxy_says_so() -> None:
+    with pytest.raises(peewee.InterfaceError, match="bind"):
+        unwrap(peewee.DatabaseProxy())

@@ -1,0 +1,82 @@
+"""The deliveries table: one row per X-GitHub-Delivery, across redeliveries."""
+
+from __future__ import annotations
+
+import pytest
+
+from function.models import ERROR_MAX_CHARS
+from function.store import PeeweeStore
+from tests.store.builders import T0, at
+
+
+def finish(store: PeeweeStore, delivery_id: str, **overrides: object) -> None:
+    fields: dict[str, object] = {
+        "head_sha": "abc",
+        "processed": 3,
+        "succeeded": 2,
+        "failed": 1,
+        "archived": 0,
+        "outcome": "partial",
+        "error": "articles/x.md: bad YAML",
+        "now": at(5),
+    }
+    fields.update(overrides)
+    store.finish_delivery(delivery_id, **fields)  # type: ignore[arg-type]
+
+
+def test_unknown_delivery_is_none(store: PeeweeStore) -> None:
+    assert store.get_delivery("nope") is None
+
+
+def test_start_records_a_processing_delivery(store: PeeweeStore) -> None:
+    record = store.start_delivery("d-1", "push", 101, "alice/blog", T0, at(1))
+
+    assert record == store.get_delivery("d-1")
+    assert (record.event, record.installation_id, record.repository) == ("push", 101, "alice/blog")
+    assert (record.received_at, record.started_at, record.finished_at) == (T0, at(1), None)
+    assert (record.outcome, record.attempts) == ("processing", 1)
+
+
+def test_finish_records_counts_and_outcome(store: PeeweeStore) -> None:
+    store.start_delivery("d-1", "push", 101, "alice/blog", T0, at(1))
+
+    finish(store, "d-1")
+
+    record = store.get_delivery("d-1")
+    assert record is not None
+    assert (record.processed, record.succeeded, record.failed, record.archived) == (3, 2, 1, 0)
+    assert (record.outcome, record.error, record.head_sha) == ("partial", "articles/x.md: bad YAML", "abc")
+    assert record.finished_at == at(5)
+
+
+def test_redelivery_counts_an_attempt_and_restarts(store: PeeweeStore) -> None:
+    store.start_delivery("d-1", "push", 101, "alice/blog", T0, at(1))
+    finish(store, "d-1", outcome="failed")
+
+    again = store.start_delivery("d-1", "push", 101, "alice/blog", at(100), at(101))
+
+    assert again.attempts == 2
+    assert again.outcome == "processing"
+    assert again.started_at == at(101)
+    assert again.received_at == T0  # first receipt is kept
+    assert again.finished_at is None and again.error is None
+
+
+def test_error_is_truncated(store: PeeweeStore) -> None:
+    store.start_delivery("d-1", "push", None, None, T0, T0)
+    finish(store, "d-1", error="x" * (ERROR_MAX_CHARS * 3), outcome="failed")
+    record = store.get_delivery("d-1")
+    assert record is not None and record.error == "x" * ERROR_MAX_CHARS
+
+
+def test_unknown_outcome_is_refused(store: PeeweeStore) -> None:
+    store.start_delivery("d-1", "push", None, None, T0, T0)
+    with pytest.raises(ValueError, match="outcome"):
+        finish(store, "d-1", outcome="done")
+
+
+def test_recent_deliveries_newest_received_first(store: PeeweeStore) -> None:
+    for n, seconds in enumerate([10, 30, 20]):
+        store.start_delivery(f"d-{n}", "push", None, None, at(seconds), at(seconds))
+    assert [d.delivery_id for d in store.recent_deliveries(10)] == ["d-1", "d-2", "d-0"]
+    assert [d.delivery_id for d in store.recent_deliveries(2)] == ["d-1", "d-2"]

@@ -1,0 +1,170 @@
+"""The read side of the HTTP routes: published articles, filters, order and the JSON shape."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from function.db import count_statements
+from function.store import ArticleView, PeeweeStore, UserRecord
+from tests.store.builders import T0, article, at
+
+ARTICLE_KEYS = {
+    "articleId",
+    "title",
+    "slug",
+    "content",
+    "contentHtml",
+    "description",
+    "type",
+    "thumbnail",
+    "tags",
+    "publishedAt",
+    "createdAt",
+    "updatedAt",
+}
+
+
+@pytest.fixture
+def user(store: PeeweeStore) -> UserRecord:
+    return store.add_user("alice", "alice@example.com", 101)
+
+
+def slugs(views: list[ArticleView] | None) -> list[str] | None:
+    return None if views is None else [v.slug for v in views]
+
+
+def test_newest_published_first(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(user.id, [article("old")], [], "h", T0)
+    store.apply(user.id, [article("new")], [], "h", at(60))
+    store.apply(user.id, [article("mid")], [], "h", at(30))
+    assert slugs(store.published_articles("alice")) == ["new", "mid", "old"]
+
+
+def test_same_published_at_is_ordered_by_slug(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(user.id, [article("b"), article("c"), article("a")], [], "h", T0)
+    assert slugs(store.published_articles("alice")) == ["a", "b", "c"]
+
+
+def test_drafts_are_not_listed_and_not_found(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(user.id, [article("draft", publish=False), article("live")], [], "h", T0)
+    assert slugs(store.published_articles("alice")) == ["live"]
+    assert store.published_article("alice", "draft") is None
+
+
+def test_unpublished_article_disappears(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(user.id, [article("a")], [], "h", T0)
+    store.apply(user.id, [article("a", publish=False)], [], "h", at(1))
+    assert slugs(store.published_articles("alice")) == []
+    assert store.published_article("alice", "a") is None
+
+
+def test_unknown_user_is_none_and_known_user_without_articles_is_empty(
+    store: PeeweeStore, user: UserRecord
+) -> None:
+    assert store.published_articles("nobody") is None
+    assert store.published_articles("alice") == []
+    assert store.published_article("nobody", "a") is None
+
+
+def test_type_filter(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(user.id, [article("t", type="tech"), article("i", type="idea")], [], "h", T0)
+    assert slugs(store.published_articles("alice", type="idea")) == ["i"]
+    assert slugs(store.published_articles("alice", type="Idea")) == []
+
+
+def test_tag_filter_matches_the_tag_and_below(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(
+        user.id,
+        [
+            article("exact", tags=("tech/aws",)),
+            article("below", tags=("tech/aws/lambda",)),
+            article("deeper", tags=("misc", "tech/aws/lambda/layers")),
+            article("sibling", tags=("tech/awsome",)),
+            article("parent", tags=("tech",)),
+            article("dash", tags=("tech/aws-cdk",)),
+        ],
+        [],
+        "h",
+        T0,
+    )
+    assert sorted(slugs(store.published_articles("alice", tag="tech/aws")) or []) == [
+        "below",
+        "deeper",
+        "exact",
+    ]
+    assert sorted(slugs(store.published_articles("alice", tag="tech/aws/")) or []) == [
+        "below",
+        "deeper",
+        "exact",
+    ]
+
+
+def test_tag_filter_has_no_wildcards(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(user.id, [article("a", tags=("tech/aws",)), article("b", tags=("tech_x",))], [], "h", T0)
+    assert slugs(store.published_articles("alice", tag="tech/%")) == []
+    assert slugs(store.published_articles("alice", tag="tech_aws")) == []
+    assert slugs(store.published_articles("alice", tag="tech/a_s")) == []
+    assert slugs(store.published_articles("alice", tag="tech_x")) == ["b"]
+
+
+def test_tag_filter_is_case_exact(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(user.id, [article("a", tags=("Tech/AWS",))], [], "h", T0)
+    assert slugs(store.published_articles("alice", tag="tech/aws")) == []
+    assert slugs(store.published_articles("alice", tag="Tech")) == ["a"]
+
+
+def test_tag_and_type_filters_combine(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(
+        user.id,
+        [article("a", tags=("x",), type="tech"), article("b", tags=("x",), type="idea")],
+        [],
+        "h",
+        T0,
+    )
+    assert slugs(store.published_articles("alice", type="idea", tag="x")) == ["b"]
+
+
+def test_filtered_articles_carry_all_their_tags(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(user.id, [article("a", tags=("x/y", "b", "x"))], [], "h", T0)
+    listed = store.published_articles("alice", tag="x/y")
+    assert listed is not None and listed[0].tags == ("b", "x", "x/y")
+
+
+def test_article_json_has_exactly_the_contract_keys(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(user.id, [article("a", tags=("z", "a/b"), body="# Hi")], [], "h", T0)
+    view = store.published_article("alice", "a")
+    assert view is not None
+
+    data = view.to_json()
+
+    assert set(data) == ARTICLE_KEYS
+    assert data["articleId"] == str(view.id)
+    assert data["tags"] == ["a/b", "z"]
+    assert data["content"] == "# Hi"
+    assert data["contentHtml"] == "<p># Hi</p>"
+    iso = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+    for key in ("publishedAt", "createdAt", "updatedAt"):
+        assert iso.match(data[key]), data[key]
+    assert data["publishedAt"] == "2026-03-01T09:30:15.123456Z"
+
+
+@pytest.mark.parametrize("count", [3, 40])
+def test_listing_costs_two_statements_whatever_the_count(
+    store: PeeweeStore, user: UserRecord, count: int
+) -> None:
+    store.apply(user.id, [article(f"a{i}", tags=("t", f"t/{i}")) for i in range(count)], [], "h", T0)
+
+    with count_statements(store.db) as seen:
+        listed = store.published_articles("alice", tag="t")
+
+    assert listed is not None and len(listed) == count
+    assert seen.count == 2
+
+
+def test_one_article_costs_two_statements(store: PeeweeStore, user: UserRecord) -> None:
+    store.apply(user.id, [article("a", tags=("t",))], [], "h", T0)
+    with count_statements(store.db) as seen:
+        assert store.published_article("alice", "a") is not None
+    assert seen.count == 2
