@@ -84,7 +84,9 @@ def test_vanished_file_is_archived_not_deleted_and_comes_back(blog: Blog) -> Non
     blog.push(delivery="second")
     assert "post-0001" not in [a["slug"] for a in blog.articles()]
     with blog.store() as store:
-        stored = store.load_index(store.get_user("alice").id)
+        user = store.get_user("alice")
+        assert user is not None
+        stored = store.load_index(user.id)
     assert stored["post-0001"].archived is True  # hidden, kept
 
     blog.commit({"articles/post-0001.md": original})
@@ -193,4 +195,5 @@ def test_tampered_envelope_writes_nothing(blog: Blog) -> None:
     assert result["statusCode"] == 401
     with blog.store() as store:
         assert store.get_delivery("evil") is None
-        assert store.load_index(store.get_user("alice").id) == {}
+        user = store.get_user("alice")
+        assert user is not None and store.load_index(user.id) == {}
