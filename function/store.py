@@ -455,7 +455,10 @@ class PeeweeStore:
     def user_lock(self, user_id: int, timeout_s: float) -> Iterator[None]:
         """Hold the user's sync lock for the block: on MySQL/TiDB a named server lock (``GET_LOCK``) on
         this thread's connection, so it holds across processes and Lambda instances; on SQLite a
-        process-wide lock. Raises LockTimeout when not acquired within ``timeout_s`` seconds."""
+        process-wide lock. Raises LockTimeout when not acquired within ``timeout_s`` seconds.
+
+        Keep ``timeout_s`` below the connection's read time-out (30 s by default), or the wait ends as
+        DatabaseUnavailable instead; TiDB rounds waits up to at least 1 s (MariaDB takes fractions)."""
         if is_mysql(self._db):
             with connection(self._db), self._server_lock(user_id, timeout_s):
                 yield

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,11 +85,15 @@ def server_from_url(url: str) -> ServerInfo:
     )
 
 
-def _find(binary: str) -> str | None:
-    found = shutil.which(binary)
-    if found:
-        return found
-    for folder in ("/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"):
+DEFAULT_BIN_DIRS = ("/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin")
+
+
+def _find(binary: str, bin_dirs: Sequence[str] | None) -> str | None:
+    if bin_dirs is None:
+        found = shutil.which(binary)
+        if found:
+            return found
+    for folder in bin_dirs if bin_dirs is not None else DEFAULT_BIN_DIRS:
         candidate = Path(folder, binary)
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
@@ -104,13 +109,17 @@ def _free_port() -> int:
 class ThrowawayMariaDB:
     """``start()`` a private mariadbd, ``stop()`` it and delete every file it wrote."""
 
-    def __init__(self) -> None:
+    def __init__(self, bin_dirs: Sequence[str] | None = None) -> None:
+        """``bin_dirs``: where to look for the MariaDB binaries (default: PATH, then the usual sbin/bin)."""
+        self._bin_dirs = bin_dirs
         self._dir: Path | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self.info: ServerInfo | None = None
 
     def start(self) -> ServerInfo:
-        mariadbd, install_db, client = _find("mariadbd"), _find("mariadb-install-db"), _find("mariadb")
+        mariadbd, install_db, client = (
+            _find(name, self._bin_dirs) for name in ("mariadbd", "mariadb-install-db", "mariadb")
+        )
         if not (mariadbd and install_db and client):
             raise MariaDBUnavailable(_INSTALL_HINT)
         as_root = os.geteuid() == 0
