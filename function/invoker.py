@@ -24,16 +24,19 @@ class SelfInvoker(Protocol):
 def lambda_client_factory(https_proxy: str | None = None, endpoint_url: str | None = None) -> Any:
     """A boto3 Lambda client tuned for the accept path.
 
-    Time-outs well inside GitHub's 10 s (connect 2 s, read 5 s, at most 3 attempts), so a throttled
-    API or a dead proxy turns into a fast 503 GitHub can redeliver, never a timed-out delivery.
+    Every way the invoke can fail ends well inside GitHub's 10 s, so a throttled API, a hung endpoint
+    or a dead proxy turns into a fast 503 GitHub can redeliver, never a timed-out delivery: at most 3
+    attempts in all, each bounded by connect 1 s + read 2 s (a hung endpoint: ~6 s; an async Invoke
+    normally answers in tens of milliseconds). Note botocore's ``max_attempts`` counts retries, not
+    attempts (3 would mean 4 calls); ``total_max_attempts`` is the total.
     """
     import boto3
     from botocore.config import Config
 
     config = Config(
-        connect_timeout=2,
-        read_timeout=5,
-        retries={"mode": "standard", "max_attempts": 3},
+        connect_timeout=1,
+        read_timeout=2,
+        retries={"mode": "standard", "total_max_attempts": 3},
         proxies={"https": https_proxy, "http": https_proxy} if https_proxy else None,
         tcp_keepalive=True,
     )
