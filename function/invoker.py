@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from function.errors import Unavailable
@@ -21,26 +21,27 @@ class SelfInvoker(Protocol):
         ...
 
 
-def lambda_client_factory(https_proxy: str | None = None, endpoint_url: str | None = None) -> Any:
+def lambda_client_factory(
+    https_proxy: str | None = None, endpoint_url: str | None = None, no_proxy: Iterable[str] = ()
+) -> Any:
     """A boto3 Lambda client tuned for the accept path.
 
     Every way the invoke can fail ends well inside GitHub's 10 s, so a throttled API, a hung endpoint
     or a dead proxy turns into a fast 503 GitHub can redeliver, never a timed-out delivery: at most 3
     attempts in all, each bounded by connect 1 s + read 2 s (a hung endpoint: ~6 s; an async Invoke
-    normally answers in tens of milliseconds). Note botocore's ``max_attempts`` counts retries, not
-    attempts (3 would mean 4 calls); ``total_max_attempts`` is the total.
+    normally answers in tens of milliseconds).
     """
-    import boto3
-    from botocore.config import Config
+    from function import aws_clients
 
-    config = Config(
+    return aws_clients.client(
+        "lambda",
         connect_timeout=1,
         read_timeout=2,
-        retries={"mode": "standard", "total_max_attempts": 3},
-        proxies={"https": https_proxy, "http": https_proxy} if https_proxy else None,
-        tcp_keepalive=True,
+        attempts=3,
+        https_proxy=https_proxy,
+        no_proxy=no_proxy,
+        endpoint_url=endpoint_url,
     )
-    return boto3.client("lambda", config=config, endpoint_url=endpoint_url)
 
 
 class LambdaInvoker:
@@ -68,9 +69,7 @@ class LambdaInvoker:
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             if status == 413 or error.get("Code") == "RequestEntityTooLargeException":
                 raise PayloadTooLarge(str(error.get("Message", "payload too large"))) from exc
-            log.warning(
-                "Self-invoke failed", extra={"error_code": error.get("Code"), "status_code": status}
-            )
+            log.warning("Self-invoke failed", extra={"error_code": error.get("Code"), "status_code": status})
             raise Unavailable(f"could not queue the delivery ({error.get('Code', 'error')})") from exc
         except BotoCoreError as exc:
             log.warning("Self-invoke failed", extra={"error_type": type(exc).__name__})

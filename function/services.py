@@ -40,9 +40,9 @@ class Services:
             return None
         with self._lock:
             if self._invoker is None:
-                proxy = self.settings.https_proxy
+                proxy, no_proxy = self.settings.https_proxy, self.settings.no_proxy
                 name = self.settings.lambda_function_name or ""
-                self._invoker = LambdaInvoker(name, lambda: lambda_client_factory(proxy))
+                self._invoker = LambdaInvoker(name, lambda: lambda_client_factory(proxy, no_proxy=no_proxy))
             return self._invoker
 
     def database(self) -> Any:

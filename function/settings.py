@@ -92,7 +92,9 @@ class Settings:
         if not require_secret:
             to_read.pop(names.ENV_WEBHOOK_SECRET, None)
         if to_read:
-            reader = read_parameters or ssm_parameter_reader(env.get(names.ENV_HTTPS_PROXY))
+            reader = read_parameters or ssm_parameter_reader(
+                env.get(names.ENV_HTTPS_PROXY), _split(env.get(names.ENV_NO_PROXY) or "")
+            )
             values = reader(sorted(set(to_read.values())))
             for var, param in to_read.items():
                 if param not in values:
@@ -149,20 +151,15 @@ def _url_password(url: str) -> str | None:
         return None
 
 
-def ssm_parameter_reader(https_proxy: str | None = None) -> ParameterReader:
+def ssm_parameter_reader(https_proxy: str | None = None, no_proxy: Sequence[str] = ()) -> ParameterReader:
     """A ParameterReader on boto3's SSM client (built on first use; time-outs so start-up can't hang)."""
 
     def read(parameter_names: Sequence[str]) -> dict[str, str]:
-        import boto3
-        from botocore.config import Config
+        from function import aws_clients
 
-        config = Config(
-            connect_timeout=2,
-            read_timeout=5,
-            retries={"mode": "standard", "max_attempts": 3},
-            proxies={"https": https_proxy} if https_proxy else None,
+        client = aws_clients.client(
+            "ssm", connect_timeout=2, read_timeout=5, attempts=3, https_proxy=https_proxy, no_proxy=no_proxy
         )
-        client = boto3.client("ssm", config=config)
         answer = client.get_parameters(Names=list(parameter_names), WithDecryption=True)
         return {p["Name"]: p["Value"] for p in answer.get("Parameters", [])}
 
