@@ -5,10 +5,13 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from function.envelope import PushRef
 from function.routes import services
-from function.worker import DeliveryInfo, SyncSummary
+
+if TYPE_CHECKING:
+    from function.worker import SyncSummary
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +31,10 @@ def parse_time(value: str | None) -> datetime:
 
 def run_push(delivery: str, event: str, received_at: str | None, push: PushRef) -> SyncSummary:
     """Sync the pushing user's articles; logs ``Webhook processing complete`` when done."""
+    # Imported here: the worker pulls in the Markdown and YAML stack, which the accept path (the
+    # common cold start) never needs.
+    from function.worker import DeliveryInfo
+
     started = time.perf_counter()
     svc = services()
     info = DeliveryInfo(delivery_id=delivery, event=event, received_at=parse_time(received_at))
