@@ -243,3 +243,15 @@ def test_answers_are_json_for_unknown_routes_and_methods(lambda_client: FlaskCli
 def test_healthz(lambda_client: FlaskClient) -> None:
     answer = lambda_client.get("/healthz")
     assert answer.status_code == 200 and answer.get_json() == {"status": "ok"}
+
+
+def test_deliveries_without_an_id_get_distinct_ids(
+    lambda_client: FlaskClient, invoker: RecordingInvoker
+) -> None:
+    body = body_of(push_payload())
+    headers = github_headers(body)
+    del headers["X-GitHub-Delivery"]
+    for _ in range(2):
+        assert lambda_client.post(URL, data=body, headers=headers).status_code == 202
+    ids = {json.loads(p)["delivery"] for p in invoker.payloads}
+    assert len(ids) == 2

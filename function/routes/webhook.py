@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,7 +40,8 @@ def receive() -> tuple[dict[str, Any], int]:
     event = _header("X-GitHub-Event", 100)
     if not event:
         raise BadRequest("X-GitHub-Event header is missing")
-    delivery = _header("X-GitHub-Delivery") or "unknown"
+    # Without GitHub's id, make one up: a shared placeholder would make later deliveries "duplicates".
+    delivery = _header("X-GitHub-Delivery") or f"no-id-{uuid.uuid4()}"
     received_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     payload = decode_payload(body, request.content_type)
     log.info("Received GitHub webhook", extra={"delivery": delivery, "event": event, "bytes": len(body)})
