@@ -130,7 +130,8 @@ class Worker:
         articles_dir: str = "articles",
         allow_raw_html: bool = False,
         clock: Clock = utc_now,
-        lock_timeout_s: float = 60.0,
+        # Under the database read time-out (30 s), or a long wait would look like an outage.
+        lock_timeout_s: float = 25.0,
     ) -> None:
         self._store = store
         self._source = source

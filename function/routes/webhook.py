@@ -37,11 +37,11 @@ def receive() -> tuple[dict[str, Any], int]:
     sig = request.headers.get("X-Hub-Signature-256")
     signature.verify(settings.webhook_secret, body, sig)
 
-    event = _header("X-GitHub-Event", 100)
+    event = _header("X-GitHub-Event", 64)  # the deliveries table keeps 64
     if not event:
         raise BadRequest("X-GitHub-Event header is missing")
     # Without GitHub's id, make one up: a shared placeholder would make later deliveries "duplicates".
-    delivery = _header("X-GitHub-Delivery") or f"no-id-{uuid.uuid4()}"
+    delivery = _header("X-GitHub-Delivery", 100) or f"no-id-{uuid.uuid4()}"
     received_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     payload = decode_payload(body, request.content_type)
     log.info("Received GitHub webhook", extra={"delivery": delivery, "event": event, "bytes": len(body)})
