@@ -180,6 +180,10 @@ def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
     """Create every table and index that does not exist yet (idempotent; DDL only on a new database)."""
     db = unwrap(db)
     existing = set(db.get_tables())
-    for model in MODELS:
+    # The redelivery sweep's state lives in its own module, which imports BaseModel from here.
+    from function.sweep_state import SweepState
+
+    models: tuple[type[BaseModel], ...] = (*MODELS, SweepState)
+    for model in models:
         if model._meta.table_name not in existing:
             peewee.SchemaManager(model, db).create_all(safe=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Blueprint, request
 
-from function import envelope
+from function import envelope, installations, metrics, redelivery
 from function.delivery import Skip, classify_push, decode_payload
 from function.errors import Forbidden, Unavailable
 from function.routes import services
@@ -32,8 +32,16 @@ def make_blueprint(path: str) -> Blueprint:
         if settings.lambda_mode and not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
             raise Forbidden(f"{path} only accepts events passed through by the function itself")
         raw = request.get_data(cache=True)
+        if redelivery.is_scheduled_event(raw):
+            # The schedule's input carries no signature: only the function's own pass-through may run
+            # it (inline mode serves this route over HTTP, so the marker is checked here too).
+            if not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
+                raise Forbidden("the redelivery sweep only runs from the function's schedule")
+            return redelivery.run_scheduled(svc, metrics.for_current_app()).to_json(), 200
         env = envelope.parse_and_verify(settings.webhook_secret, raw)
 
+        if env.event in installations.EVENTS:
+            return installations.apply_envelope(svc, env)
         if env.event != "push":
             return {"status": "skipped", "reason": f"event {env.event!r} is not handled"}, 200
         push = env.push

@@ -7,6 +7,7 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from function import metrics
 from function.envelope import PushRef
 from function.routes import services
 
@@ -42,6 +43,7 @@ def run_push(delivery: str, event: str, received_at: str | None, push: PushRef) 
         with svc.store() as store:
             summary = svc.worker(store).process_push(info, push)
     except Exception as exc:
+        metrics.record_processing_error(delivery, type(exc).__name__)
         log.warning(
             "Webhook processing failed",
             extra={
@@ -51,13 +53,15 @@ def run_push(delivery: str, event: str, received_at: str | None, push: PushRef) 
             },
         )
         raise
+    duration_ms = round((time.perf_counter() - started) * 1000, 1)
     log.info(
         "Webhook processing complete",
         extra={
             "delivery": delivery,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+            "duration_ms": duration_ms,
             "outcome": summary.outcome,
             **summary.log_fields(),
         },
     )
+    metrics.record_processing(summary, duration_ms, delivery)
     return summary

@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Blueprint, request
 
-from function import envelope, signature
+from function import envelope, installations, metrics, signature
 from function.delivery import Skip, classify_push, decode_payload
 from function.errors import BadRequest
 from function.invoker import PayloadTooLarge
@@ -48,6 +48,8 @@ def receive() -> tuple[dict[str, Any], int]:
 
     if event == "ping":
         return {"status": "pong"}, 200
+    if event in installations.EVENTS:
+        return installations.accept(svc, event, delivery, sig or "", body, payload, received_at)
     if event != "push":
         return {"status": "skipped", "reason": f"event {event!r} is not handled"}, 200
 
@@ -85,12 +87,14 @@ def receive() -> tuple[dict[str, Any], int]:
             received_at=received_at,
         )
         invoker.invoke(compact)
+    accept_ms = round((time.perf_counter() - started) * 1000, 2)
     log.info(
         "Queued GitHub webhook",
         extra={
             "delivery": delivery,
             "compact": envelope.is_compact(payload_bytes),
-            "accept_ms": round((time.perf_counter() - started) * 1000, 2),
+            "accept_ms": accept_ms,
         },
     )
+    metrics.record_accept(accept_ms, delivery)
     return {"status": "accepted", "message": "Queued for async processing"}, 202
