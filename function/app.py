@@ -33,6 +33,9 @@ def create_app(
     app.config["JSON_SORT_KEYS"] = False
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["blog_api"] = services
+    # Werkzeug answers a path with "//" by a 308 whose body is an HTML page, before any error handler
+    # runs; without merging, such a path is simply unknown: a JSON 404 like every other bad URL.
+    app.url_map.merge_slashes = False
 
     errors.init_app(app)
     app.register_blueprint(health.blueprint)
