@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from function.envelope import PushRef
+from function.envelope import PushRef, is_installation_id
 from function.errors import BadRequest
 
 FORM = "application/x-www-form-urlencoded"
@@ -72,8 +72,10 @@ def classify_push(payload: Any, tracked_branch: str | None) -> PushRef | Skip:
     if branch != tracked:
         return Skip(f"push to {branch[:200]}, not the tracked branch {tracked}")
     installation_id = _field(payload.get("installation"), "id")
-    if not isinstance(installation_id, int) or isinstance(installation_id, bool):
-        raise BadRequest("push payload has no installation.id (is the webhook sent by the GitHub App?)")
+    if not is_installation_id(installation_id):
+        raise BadRequest(
+            "push payload has no valid installation.id (is the webhook sent by the GitHub App?)"
+        )
     after = payload.get("after")
     return PushRef(
         repository=full_name,

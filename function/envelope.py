@@ -26,6 +26,16 @@ KIND_COMPACT = "github-webhook-compact"
 PAYLOAD_BUDGET = ASYNC_INVOKE_PAYLOAD_LIMIT - 4096
 
 
+# Installation ids are positive and stored in a signed 64-bit column; anything outside that range is a
+# malformed delivery (a 4xx), not a database error (SQLite raises OverflowError for such a value).
+MAX_INSTALLATION_ID = 2**63 - 1
+
+
+def is_installation_id(value: Any) -> bool:
+    """True for an int (not a bool) that can be a GitHub App installation id."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_INSTALLATION_ID
+
+
 @dataclass(frozen=True)
 class PushRef:
     """What the worker needs from a push delivery."""
@@ -55,8 +65,8 @@ class PushRef:
         )
         if not isinstance(repo, str) or not isinstance(branch, str):
             raise BadRequest("compact envelope: 'repository' and 'branch' must be strings")
-        if not isinstance(inst, int) or isinstance(inst, bool):
-            raise BadRequest("compact envelope: 'installationId' must be an integer")
+        if not is_installation_id(inst):
+            raise BadRequest("compact envelope: 'installationId' must be a positive 64-bit integer")
         if after is not None and not isinstance(after, str):
             raise BadRequest("compact envelope: 'after' must be a string")
         return cls(repository=repo, branch=branch, installation_id=inst, after=after)
