@@ -7,9 +7,11 @@ SHA changed are fetched and parsed, and the writes are a constant number of batc
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -18,7 +20,7 @@ from function.articles import ArticleParseError, ParsedArticle
 from function.envelope import PushRef
 from function.errors import NotFound, UnknownInstallation
 from function.parsing import is_article_path, parse_article, slug_for_path
-from function.source import ArticleSource, FetchFailure, RepoRef
+from function.source import ArticleSource, FetchFailure, RepoRef, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -165,45 +167,52 @@ class Worker:
             previous = self._store.get_delivery(delivery.delivery_id)
             if previous is not None and previous.outcome == "success":
                 return SyncSummary(skipped_reason="delivery already processed")
-            now = self._clock()
-            self._store.start_delivery(
-                delivery.delivery_id,
-                delivery.event,
-                push.installation_id,
-                push.repository,
-                delivery.received_at,
-                now,
-            )
-            if user.repository != push.repository:
-                self._store.set_repository(user.id, push.repository)
             repo = RepoRef(push.repository, push.branch, push.installation_id)
-            try:
-                summary = self._reconcile(user.id, repo)
-            except Exception as exc:
-                self._store.finish_delivery(
-                    delivery.delivery_id,
-                    head_sha=None,
-                    processed=0,
-                    succeeded=0,
-                    failed=0,
-                    archived=0,
-                    outcome="failed",
-                    error=f"{type(exc).__name__}: {exc}"[:2000],
-                    now=self._clock(),
-                )
-                raise
+            with _listing_ahead(self._source, repo) as listing:
+                return self._process_locked(user, delivery, push, repo, listing)
+
+    def _process_locked(
+        self, user: Any, delivery: DeliveryInfo, push: PushRef, repo: RepoRef, listing: Future[Snapshot]
+    ) -> SyncSummary:
+        """The delivery's work once its user's lock is held and its listing is on the way."""
+        now = self._clock()
+        self._store.start_delivery(
+            delivery.delivery_id,
+            delivery.event,
+            push.installation_id,
+            push.repository,
+            delivery.received_at,
+            now,
+        )
+        if user.repository != push.repository:
+            self._store.set_repository(user.id, push.repository)
+        try:
+            summary = self._reconcile(user.id, repo, listing=listing)
+        except Exception as exc:
             self._store.finish_delivery(
                 delivery.delivery_id,
-                head_sha=summary.head_sha,
-                processed=summary.processed,
-                succeeded=summary.succeeded,
-                failed=summary.failed,
-                archived=summary.archived,
-                outcome=summary.outcome,
-                error="; ".join(f"{f.path}: {f.message}" for f in summary.failures)[:2000] or None,
+                head_sha=None,
+                processed=0,
+                succeeded=0,
+                failed=0,
+                archived=0,
+                outcome="failed",
+                error=f"{type(exc).__name__}: {exc}"[:2000],
                 now=self._clock(),
             )
-            return summary
+            raise
+        self._store.finish_delivery(
+            delivery.delivery_id,
+            head_sha=summary.head_sha,
+            processed=summary.processed,
+            succeeded=summary.succeeded,
+            failed=summary.failed,
+            archived=summary.archived,
+            outcome=summary.outcome,
+            error="; ".join(f"{f.path}: {f.message}" for f in summary.failures)[:2000] or None,
+            now=self._clock(),
+        )
+        return summary
 
     def sync_user(
         self, name: str, *, branch: str | None = None, progress: Progress | None = None
@@ -216,10 +225,21 @@ class Worker:
         with self._store.user_lock(user.id, self._lock_timeout_s):
             return self._reconcile(user.id, repo, progress)
 
-    def _reconcile(self, user_id: int, repo: RepoRef, progress: Progress | None = None) -> SyncSummary:
+    def _reconcile(
+        self,
+        user_id: int,
+        repo: RepoRef,
+        progress: Progress | None = None,
+        *,
+        listing: Future[Snapshot] | None = None,
+    ) -> SyncSummary:
         started = time.monotonic()
-        snapshot = self._source.snapshot(repo)
-        index = self._store.load_index(user_id)
+        if listing is None:
+            snapshot = self._source.snapshot(repo)
+            index = self._store.load_index(user_id)
+        else:
+            index = self._store.load_index(user_id)
+            snapshot = listing.result()
 
         files_by_slug = {}
         badly_named: list[FileFailure] = []
@@ -287,6 +307,18 @@ class Worker:
             extra={**summary.log_fields(), "duration_ms": round((time.monotonic() - started) * 1000, 1)},
         )
         return summary
+
+
+@contextlib.contextmanager
+def _listing_ahead(source: ArticleSource, repo: RepoRef) -> Iterator[Future[Snapshot]]:
+    """Read the repository's listing on another thread while the block talks to the database.
+
+    The listing costs GitHub round trips, recording the delivery and loading the index cost database
+    round trips, and neither needs the other: overlapping them takes ~100 ms (two GitHub round trips)
+    off every push, a third of a push that changes nothing. The block ends only once the read is over.
+    """
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="listing") as pool:
+        yield pool.submit(source.snapshot, repo)
 
 
 def _slug_error(path: str, articles_dir: str) -> str:
