@@ -1,0 +1,67 @@
+"""``blog-api deliveries``: recent deliveries from the deliveries table, newest first."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from function.db import connection, open_database
+from function.models import create_tables
+from function.store import PeeweeStore
+from tests.ops.helpers import run_cli
+
+T0 = datetime(2026, 3, 2, 9, 0, 0)
+
+
+def seed(db_url: str, n: int) -> None:
+    """``n`` deliveries a minute apart: even ones succeed in 1.5 s, odd ones fail."""
+    db = open_database(db_url)
+    with connection(db):
+        create_tables(db)
+        store = PeeweeStore(db)
+        for i in range(n):
+            received = T0 + timedelta(minutes=i)
+            store.start_delivery(f"d-{i:02d}", "push", 1, "alice/blog", received, received)
+            ok = i % 2 == 0
+            store.finish_delivery(
+                f"d-{i:02d}",
+                head_sha="abc",
+                processed=3,
+                succeeded=3 if ok else 2,
+                failed=0 if ok else 1,
+                archived=0,
+                outcome="success" if ok else "partial",
+                error=None if ok else "articles/x.md: bad YAML",
+                now=received + timedelta(milliseconds=1500),
+            )
+    db.close()
+
+
+def test_deliveries_lists_the_newest_first_with_duration_counts_and_outcome(sqlite_url: str) -> None:
+    seed(sqlite_url, 5)
+
+    result = run_cli("deliveries", "--limit", "2", env={"DATABASE_URL": sqlite_url})
+
+    assert result.exit_code == 0, result.stderr
+    header, *rows = result.stdout.splitlines()
+    assert header.split("\t")[:3] == ["delivery", "event", "received"]
+    assert [row.split("\t")[0] for row in rows] == ["d-04", "d-03"]
+    newest = rows[0].split("\t")
+    assert newest[1:6] == ["push", "2026-03-02T09:04:00.000", "2026-03-02T09:04:01.500", "1500", "3/3/0"]
+    assert newest[6] == "success"
+    assert rows[1].split("\t")[6:] == ["partial", "articles/x.md: bad YAML"]
+
+
+def test_deliveries_default_limit_is_twenty(sqlite_url: str) -> None:
+    seed(sqlite_url, 25)
+
+    result = run_cli("deliveries", env={"DATABASE_URL": sqlite_url})
+
+    assert len(result.stdout.splitlines()) == 1 + 20
+
+
+def test_deliveries_without_tables_is_a_one_line_error(sqlite_url: str) -> None:
+    result = run_cli("deliveries", env={"DATABASE_URL": sqlite_url})
+
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("error: ")
