@@ -210,3 +210,13 @@ def test_an_unknown_installation_on_a_push_logs_the_exact_fix(
     line = json.loads(JsonFormatter().format(record))
     assert line["fix"] == "blog-api users set-installation --name <user> --installation-id 999"
     assert line["delivery"] == "p-1"
+
+
+@pytest.mark.parametrize("installation_id", [0, -1, 2**63, True, "7"])
+def test_an_installation_id_out_of_range_is_a_bad_request(blog: Blog, installation_id: Any) -> None:
+    payload = installation_payload("created", 1, USER)
+    payload["installation"]["id"] = installation_id
+
+    answer = send(blog.app, "installation", payload)
+
+    assert answer.status_code == 400
