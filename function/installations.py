@@ -58,13 +58,14 @@ def parse(event: str, payload: Any) -> InstallationChange:
     action = payload.get("action")
     installation = payload.get("installation")
     inst_id = installation.get("id") if isinstance(installation, dict) else None
-    if not isinstance(action, str) or not envelope.is_installation_id(inst_id):
+    valid_id = isinstance(inst_id, int) and envelope.is_installation_id(inst_id)
+    if not isinstance(action, str) or not isinstance(inst_id, int) or not valid_id:
         raise BadRequest(f"{event} payload needs a string 'action' and a valid installation.id")
     account = installation.get("account") if isinstance(installation, dict) else None
     login = account.get("login") if isinstance(account, dict) else None
     # A login longer than any user name (users.name is 100 characters) cannot match one.
     login = login if isinstance(login, str) and 0 < len(login) <= 100 else None
-    return InstallationChange(event, action[:64], int(inst_id), login)
+    return InstallationChange(event, action[:64], inst_id, login)
 
 
 def set_installation_command(installation_id: int) -> str:
