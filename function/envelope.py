@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from function import signature
 from function.errors import BadRequest, InvalidSignature
@@ -31,7 +31,7 @@ PAYLOAD_BUDGET = ASYNC_INVOKE_PAYLOAD_LIMIT - 4096
 MAX_INSTALLATION_ID = 2**63 - 1
 
 
-def is_installation_id(value: Any) -> bool:
+def is_installation_id(value: Any) -> TypeGuard[int]:
     """True for an int (not a bool) that can be a GitHub App installation id."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_INSTALLATION_ID
 
