@@ -76,8 +76,8 @@ def parse_line(message: str) -> dict[str, Any] | None:
 
 
 def pair(events: Iterable[dict[str, Any]]) -> list[DeliveryTiming]:
-    """Pair received and complete lines by delivery, in order of receipt. A delivery processed twice
-    (a retry, a redelivery) keeps its first receipt and its last completion."""
+    """Pair received and complete lines of push deliveries by delivery id, in order of receipt. A
+    delivery processed twice (a retry, a redelivery) keeps its first receipt and its last completion."""
     received: dict[str, datetime] = {}
     complete: dict[str, tuple[datetime, dict[str, Any]]] = {}
     for event in events:
@@ -87,6 +87,10 @@ def pair(events: Iterable[dict[str, Any]]) -> list[DeliveryTiming]:
         when = datetime.fromtimestamp(int(event["timestamp"]) / 1000, UTC)
         delivery = line["delivery"]
         if line.get("message") == RECEIVED:
+            # Only pushes are processed by the worker; a ping or an installation event never logs
+            # "complete" and would only pad the unfinished count.
+            if line.get("event", "push") != "push":
+                continue
             if delivery not in received or when < received[delivery]:
                 received[delivery] = when
         elif line.get("message") == COMPLETE:

@@ -191,3 +191,14 @@ def test_percentiles_are_nearest_rank() -> None:
 
     assert (percentile(values, 50), percentile(values, 95), percentile(values, 100)) == (50.0, 95.0, 100.0)
     assert stats([]) is None
+
+
+def test_only_push_deliveries_are_paired() -> None:
+    events = [
+        {"timestamp": 1000, "message": line(RECEIVED, "p", event="ping")},
+        {"timestamp": 1100, "message": line(RECEIVED, "i", event="installation")},
+        {"timestamp": 1200, "message": line(RECEIVED, "d", event="push")},
+        {"timestamp": 1300, "message": line(COMPLETE, "d")},
+    ]
+
+    assert [t.delivery for t in pair(events)] == ["d"]
