@@ -94,8 +94,8 @@ class _MySQLDatabase(peewee.MySQLDatabase):
     """MySQL/TiDB/MariaDB with transaction control sent through ``execute_sql``, so query hooks (the
     statement counter, fault injection in tests) see BEGIN/COMMIT/ROLLBACK like any other round trip."""
 
-    def init(self, database: Any, **kwargs: Any) -> None:
-        super().init(database, **kwargs)
+    def init(self, database: str | None, mariadb: bool | None = None, **kwargs: Any) -> None:
+        super().init(database, mariadb=mariadb, **kwargs)
         self._ssl_contexts: dict[str, Any] = {}
 
     def _connect(self) -> Any:
