@@ -1,0 +1,261 @@
+"""Database faults seen from outside: the database unreachable at start, the connection dropped in the
+middle of the reconcile's transaction, and the per-user lock held by another delivery.
+
+The store's own tests (tests/store/test_faults.py, test_lock.py) kill connections around single store
+calls; these run whole deliveries through the app and the Lambda handler's pass-through."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from function.app import create_app
+from function.passthrough import PassThroughFailed, dispatch
+from function.services import Services
+from function.settings import Settings
+from function.worker import Worker
+from tests.reliability.helpers import closed_port, delivery, gate_blob, served, stored, synced_head
+from tests.support.blog_fixtures import Blog, article
+from tests.support.deliveries import SECRET, github_headers, push_payload
+from tests.support.fakes import RecordingInvoker
+from tests.support.github_fixtures import INSTALLATION_ID, REPO, GitHubClientParts
+from tests.support.mariadb import server_from_url
+
+DB_PASSWORD = "db-pass-9f2c71e4"  # a test value that must never be echoed
+
+
+def push_body() -> bytes:
+    return json.dumps(push_payload(installation_id=INSTALLATION_ID, repo=REPO)).encode()
+
+
+@pytest.fixture
+def unreachable_db_settings(github_url: str) -> Settings:
+    """Settings whose database is a MySQL URL (with a password) on a port nobody listens on."""
+    return Settings(
+        webhook_secret=SECRET,
+        github_app_id="12345",
+        github_api_url=github_url,
+        database_url=f"mysql://blogapi:{DB_PASSWORD}@127.0.0.1:{closed_port()}/blog",
+    )
+
+
+@pytest.fixture
+def github_url(make_github_source: Callable[..., GitHubClientParts]) -> str:
+    return make_github_source().source.api_url
+
+
+def test_database_unreachable_at_start_answers_503_and_the_handler_raises_for_retry(
+    unreachable_db_settings: Settings, make_github_source: Callable[..., GitHubClientParts]
+) -> None:
+    # GIVEN the function on Lambda whose database refuses connections
+    settings = Settings(**{**unreachable_db_settings.__dict__, "lambda_function_name": "d-st-blog-api"})
+    invoker = RecordingInvoker()
+    app = create_app(services=Services(settings, source=make_github_source().source, invoker=invoker))
+    body = push_body()
+    # WHEN GitHub delivers a push THEN the accept path does not need the database: 202
+    accepted = app.test_client().post("/webhooks/github", data=body, headers=github_headers(body))
+    assert accepted.status_code == 202
+
+    # WHEN Lambda runs the queued event
+    started = time.monotonic()
+    with pytest.raises(PassThroughFailed) as raised:
+        dispatch(app, json.loads(invoker.payloads[-1]), None)
+    elapsed = time.monotonic() - started
+
+    # THEN /events answered 503 UNAVAILABLE quickly, so the handler raised and Lambda will retry;
+    # the answer names the problem without the database password
+    assert "answered 503" in str(raised.value) and '"UNAVAILABLE"' in str(raised.value)
+    assert DB_PASSWORD not in str(raised.value)
+    assert elapsed < 3
+
+
+def test_database_unreachable_in_inline_mode_answers_github_503_without_the_password(
+    unreachable_db_settings: Settings, make_github_source: Callable[..., GitHubClientParts]
+) -> None:
+    # GIVEN the app in inline mode whose database refuses connections
+    app = create_app(services=Services(unreachable_db_settings, source=make_github_source().source))
+    body = push_body()
+    # WHEN GitHub delivers a push
+    answer = app.test_client().post("/webhooks/github", data=body, headers=github_headers(body))
+    # THEN GitHub records a failure it can redeliver, and the body holds no password
+    assert answer.status_code == 503
+    assert answer.get_json()["error"] == "UNAVAILABLE"
+    assert DB_PASSWORD not in answer.get_data(as_text=True)
+
+
+V1 = {
+    "articles/a.md": article("A", tags=("tech/aws",)),
+    "articles/b.md": article("B", tags=("life",)),
+    "articles/c.md": article("C"),
+}
+V2 = {
+    "articles/a.md": article("A2", tags=("tech/gcp",), body="Edited."),
+    "articles/b.md": None,  # deleted: to be archived
+    "articles/d.md": article("D", tags=("new/tag",)),
+}
+
+
+@pytest.fixture
+def drop_connection_after(blog: Blog, db_url: str, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """``drop(sql_prefix)`` arms a one-shot fault: once the worker's connection has executed a statement
+    starting with ``sql_prefix``, MariaDB's admin session KILLs that connection (SQLite: the next step sees
+    a disk I/O error). A Peewee query hook, its public extension point; our code is not patched."""
+    admin = None
+    if db_url.startswith("mysql"):
+        admin = server_from_url(request.getfixturevalue("mysql_server")).connect()
+    fired: list[str] = []
+
+    def drop(sql_prefix: str) -> list[str]:
+        def hook(event: Any) -> None:
+            if fired or event.exception is not None:
+                return
+            if not event.sql.replace("`", '"').startswith(sql_prefix):
+                return
+            fired.append(event.sql)
+            if admin is not None:
+                worker_session = blog.db.connection().thread_id()
+                admin.cursor().execute(f"KILL {int(worker_session)}")
+            else:
+                raise sqlite3.OperationalError("disk I/O error")
+
+        blog.db.query_hooks.append(hook)
+        return fired
+
+    yield drop
+    blog.db.query_hooks.clear()
+    if admin is not None:
+        admin.close()
+
+
+def test_connection_dropped_between_upsert_and_archive_rolls_back_answers_503_and_the_retry_heals(
+    blog: Blog, drop_connection_after: Any
+) -> None:
+    # GIVEN three synced articles, then a commit that edits one, deletes one and adds one
+    blog.github.set_files(V1)
+    blog.push(delivery="v1")
+    before_rows, before_served, before_head = stored(blog), served(blog), synced_head(blog)
+    blog.commit(V2)
+    # ... and the worker's database connection dropped right after the article upsert
+    fired = drop_connection_after('INSERT INTO "articles"')
+
+    # WHEN Lambda runs the delivery THEN /events answers 5xx and the handler raises (Lambda retries)
+    with pytest.raises(PassThroughFailed, match="answered 503"):
+        blog.deliver_via_lambda(delivery="v2")
+    assert fired, "the fault never fired: the reconcile no longer upserts articles"
+
+    # THEN nothing of the transaction is visible: rows, tags, archive flags and the synced head
+    assert stored(blog) == before_rows
+    assert served(blog) == before_served
+    assert synced_head(blog) == before_head
+    assert delivery(blog, "v2").outcome != "success"
+
+    # WHEN Lambda retries the same event THEN it is processed in full
+    retried = dispatch(blog.lambda_app(), json.loads(blog.invoker.payloads[-1]), None)
+    assert retried["body"] == {"status": "processed", "processed": 3, "succeeded": 3, "failed": 0}
+    assert {slug: a["title"] for slug, a in served(blog).items()} == {"a": "A2", "c": "C", "d": "D"}
+    assert served(blog)["a"]["tags"] == ["tech/gcp"]
+    assert stored(blog)["b"].archived
+    assert delivery(blog, "v2").outcome == "success"
+
+
+class LockTimeoutServices(Services):
+    """The app's Services with a short per-user lock wait (the app has no setting for it; the worker
+    takes ``lock_timeout_s``)."""
+
+    lock_timeout_s = 0.5
+
+    def worker(self, store: Any) -> Worker:
+        return Worker(
+            store,
+            self.source(),
+            articles_dir=self.settings.articles_dir,
+            allow_raw_html=self.settings.allow_raw_html,
+            lock_timeout_s=self.lock_timeout_s,
+        )
+
+
+def lambda_app_with_short_lock(blog: Blog) -> Flask:
+    settings = Settings(**{**blog.settings.__dict__, "lambda_function_name": "d-st-blog-api"})
+    return create_app(
+        services=LockTimeoutServices(settings, source=blog.source, database=blog.db, invoker=blog.invoker)
+    )
+
+
+def run_in_thread(target: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
+    """Run ``target`` in a thread; its result (or exception) lands in the returned list."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(target())
+        except BaseException as exc:  # handed back to the test thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
+def test_second_delivery_waits_for_the_lock_held_by_the_first_and_then_runs(blog: Blog) -> None:
+    # GIVEN a delivery in progress, held inside the user's lock by a slow blob
+    blog.github.set_files({"articles/a.md": article("A"), "articles/b.md": article("B")})
+    gate = gate_blob(blog.github, article("A"))
+    first, first_out = run_in_thread(lambda: blog.push(delivery="first"))
+    assert gate.reached.wait(10), "the first delivery never fetched its blob"
+
+    # WHEN a second delivery for the same user arrives
+    second, second_out = run_in_thread(lambda: blog.push(delivery="second"))
+    second.join(0.8)
+    # THEN it waits while the first holds the lock...
+    assert second.is_alive() and not second_out, "the second delivery did not wait for the lock"
+
+    # ...and runs once the first finishes, finding nothing left to do
+    gate.open()
+    first.join(15)
+    second.join(15)
+    assert first_out[0].get_json() == {"status": "processed", "processed": 2, "succeeded": 2, "failed": 0}
+    assert second_out[0].get_json() == {"status": "processed", "processed": 2, "succeeded": 2, "failed": 0}
+    assert delivery(blog, "second").started_at >= delivery(blog, "first").finished_at  # type: ignore[operator]
+    assert sorted(served(blog)) == ["a", "b"]
+
+
+def test_lock_wait_that_times_out_answers_503_writes_nothing_and_the_retry_runs(blog: Blog) -> None:
+    # GIVEN a delivery in progress, held inside the user's lock, and a function waiting at most 0.5 s
+    blog.github.set_files({"articles/a.md": article("A")})
+    gate = gate_blob(blog.github, article("A"))
+    first, first_out = run_in_thread(lambda: blog.push(delivery="first"))
+    assert gate.reached.wait(10)
+    app = lambda_app_with_short_lock(blog)
+    body = push_body()
+    accepted = app.test_client().post(
+        "/webhooks/github", data=body, headers=github_headers(body, delivery="second")
+    )
+    assert accepted.status_code == 202
+    event = json.loads(blog.invoker.payloads[-1])
+
+    # WHEN Lambda runs the second delivery
+    started = time.monotonic()
+    with pytest.raises(PassThroughFailed, match="answered 503") as raised:
+        dispatch(app, event, None)
+    waited = time.monotonic() - started
+
+    # THEN it gave up after its lock wait with a retryable 503, having recorded and written nothing
+    assert 0.4 <= waited < 3
+    assert "LockTimeout" in str(raised.value)
+    with blog.store() as store:
+        assert store.get_delivery("second") is None
+
+    # WHEN the first finishes and Lambda retries THEN the second delivery runs
+    gate.open()
+    first.join(15)
+    assert first_out[0].status_code == 200
+    retried = dispatch(app, event, None)
+    assert retried["statusCode"] == 200
+    assert delivery(blog, "second").outcome == "success"
