@@ -1,0 +1,61 @@
+"""``python -m bench``: run the benchmark and print the table (``make bench``)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from bench import report, runner
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--sizes", default="112,1000", help="article counts, comma-separated")
+    parser.add_argument("--github-ms", type=float, default=50.0, help="added latency per GitHub request")
+    parser.add_argument("--db-ms", type=float, default=35.0, help="added latency per database round trip")
+    parser.add_argument("--accept-calls", type=int, default=200, help="timed accept-path calls per N")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs of ours per case (median)")
+    parser.add_argument(
+        "--quick", action="store_true", help="a small run that keeps the script working (CI): N=20, 20 calls"
+    )
+    parser.add_argument("--write", type=Path, metavar="FILE", help="also write the README fragment here")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.accept_calls, args.repeats = "20", 20, 1
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        sizes = tuple(int(s) for s in args.sizes.split(",") if s.strip())
+    except ValueError:
+        print("--sizes takes whole numbers separated by commas", file=sys.stderr)
+        return 2
+    if not sizes or min(sizes) < 1 or args.accept_calls < 1 or args.repeats < 1:
+        print("--sizes, --accept-calls and --repeats must be at least 1", file=sys.stderr)
+        return 2
+    options = runner.Options(
+        sizes=sizes,
+        github_ms=args.github_ms,
+        db_ms=args.db_ms,
+        accept_calls=args.accept_calls,
+        repeats=args.repeats,
+    )
+    results = runner.run(options)
+    print(report.table(results))
+    print()
+    print(report.targets_text(report.targets(results)))
+    if args.write:
+        command = "python -m bench " + shlex.join(
+            a for a in (argv if argv is not None else sys.argv[1:]) if a
+        )
+        args.write.write_text(report.markdown(results, command.strip()))
+        print(f"\nwrote {args.write}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Our design, measured: one push delivery through the real Worker, GitHubSource and PeeweeStore.
+
+It does what ``/events`` does for a delivery (``function.routes.processing.run_push``): connect to the
+database for the job, process the push under the user's lock, close. The GitHub source is the one a warm
+Lambda holds: its installation token is already cached, so the run pays for the repository only.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import peewee
+
+from bench.measure import Measured, measuring
+from bench.rig import INSTALLATION_ID, Rig
+from function.db import connection
+from function.envelope import PushRef
+from function.github_source import GitHubSource
+from function.store import PeeweeStore
+from function.worker import DeliveryInfo, Worker
+
+
+def run_push(
+    rig: Rig,
+    source: GitHubSource,
+    db: peewee.Database,
+    repository: str,
+    delivery: str,
+    *,
+    trace_memory: bool = False,
+) -> Measured:
+    """Process one push delivery of ``repository`` into ``db`` (through the relay) and measure it.
+
+    ``db`` is kept by the caller across runs, as a warm Lambda keeps its bound database; each run
+    connects and closes, as every job does."""
+    push = PushRef(repository=repository, branch="main", installation_id=INSTALLATION_ID)
+    info = DeliveryInfo(delivery_id=delivery, event="push", received_at=datetime.now(UTC))
+    with measuring(rig, trace_memory=trace_memory) as measured, connection(db):
+        # Any: PeeweeStore's finish_delivery names its keywords, the worker's Protocol takes **fields.
+        store: Any = PeeweeStore(db)
+        summary = Worker(store, source).process_push(info, push)
+    if summary.failed:
+        raise RuntimeError(f"our worker failed {summary.failed} files: {summary.failures[:3]}")
+    measured.notes = {"fetched": summary.fetched, "written": summary.written, "processed": summary.processed}
+    return measured

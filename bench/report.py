@@ -1,0 +1,162 @@
+"""The benchmark's table, the targets of issue #5 checked against it, and the README fragment."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.runner import CaseResult, Results
+
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    met: bool
+    figure: str
+
+
+def table(results: Results) -> str:
+    """One Markdown table: the sync cases, the accept path and the cold import."""
+    head = [
+        "case",
+        "N",
+        "wall ms (ours / baseline)",
+        "ratio",
+        "GitHub requests (ours / baseline)",
+        "DB round trips (ours / baseline)",
+        "peak memory (ours)",
+    ]
+    rows = [_case_row(c) for c in results.cases]
+    for n, times in results.accept.items():
+        rows.append(
+            [
+                "accept path (p50 / p99)",
+                str(n),
+                f"{times.p50_ms:.1f} / {times.p99_ms:.1f} (of {times.calls})",
+                "",
+                "0",
+                "0",
+                "",
+            ]
+        )
+    rows.append(["import function.handler", "", f"{results.import_ms:.0f}", "", "", "", ""])
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+    lines = [_line(head, widths), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += [_line(row, widths) for row in rows]
+    return "\n".join(lines)
+
+
+def _case_row(c: CaseResult) -> list[str]:
+    peak = f"{c.peak_bytes / MB:.1f} MB" if c.peak_bytes is not None else ""
+    return [
+        c.case,
+        str(c.n),
+        f"{c.ours_ms:.0f} / {c.baseline.wall_ms:.0f}",
+        f"{c.ratio:.1f}x",
+        f"{c.ours.github_requests} / {c.baseline.github_requests}",
+        f"{c.ours.db_round_trips} / {c.baseline.db_round_trips}",
+        peak,
+    ]
+
+
+def _line(cells: list[str], widths: list[int]) -> str:
+    return "| " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)) + " |"
+
+
+def targets(results: Results) -> list[Target]:
+    """Issue #5's targets that this run's sizes allow checking (the large ones at N=1000)."""
+    found: list[Target] = []
+    by_case = {(c.case, c.n): c for c in results.cases}
+    if (c := by_case.get(("no-change push", 1000))) is not None:
+        found.append(Target("no-change push at N=1000 <= 400 ms", c.ours_ms <= 400, f"{c.ours_ms:.0f} ms"))
+    if (c := by_case.get(("one-article push", 1000))) is not None:
+        found.append(Target("one-article push at N=1000 <= 500 ms", c.ours_ms <= 500, f"{c.ours_ms:.0f} ms"))
+    if (c := by_case.get(("first sync", 1000))) is not None:
+        in_flight = c.ours.github_max_in_flight
+        found.append(
+            Target(
+                "first sync at N=1000 <= 8 s, well under 100 concurrent GitHub requests",
+                c.ours_ms <= 8000 and in_flight < 50,
+                f"{c.ours_ms / 1000:.1f} s, at most {in_flight} at once",
+            )
+        )
+    for n, floor in ((112, 20), (1000, 100)):
+        if (c := by_case.get(("no-change push", n))) is not None:
+            found.append(
+                Target(f"baseline / ours, no-change, N={n} >= {floor}x", c.ratio >= floor, f"{c.ratio:.0f}x")
+            )
+    if results.accept:
+        p99s = {n: t.p99_ms for n, t in results.accept.items()}
+        spread = max(p99s.values()) / max(min(p99s.values()), 1e-9)
+        figures = ", ".join(f"N={n}: {p:.1f} ms" for n, p in p99s.items())
+        found.append(Target("accept p99 < 50 ms at every N", max(p99s.values()) < 50, figures))
+        found.append(
+            Target("accept p99 independent of N (within 1.5x)", spread <= 1.5, f"spread {spread:.2f}x")
+        )
+    peaks = [c.peak_bytes for c in results.cases if c.n == 1000 and c.peak_bytes is not None]
+    if peaks:
+        found.append(
+            Target(
+                "worker peak memory at N=1000 <= 200 MB", max(peaks) <= 200 * MB, f"{max(peaks) / MB:.1f} MB"
+            )
+        )
+    found.append(
+        Target("import function.handler <= 400 ms", results.import_ms <= 400, f"{results.import_ms:.0f} ms")
+    )
+    return found
+
+
+def targets_text(found: list[Target]) -> str:
+    return "\n".join(f"- [{'x' if t.met else ' '}] {t.name}: {t.figure}" for t in found)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores ({cpu}), Python {sys.version.split()[0]}, {platform.system()}"
+
+
+def markdown(results: Results, command: str) -> str:
+    """The README fragment: how it was run, on what, the table, the targets, and how to read them."""
+    o = results.options
+    when = datetime.now(UTC).strftime("%Y-%m-%d")
+    return f"""## Benchmark
+
+`{command}` ({when}; {machine()}). GitHub stand-in with {o.github_ms:.0f} ms per request, MariaDB behind a
+relay adding {o.db_ms:.0f} ms per round trip; ours is the median of {o.repeats} runs, the baseline one run.
+
+{table(results)}
+
+Targets (issue #5):
+
+{targets_text(targets(results))}
+
+How to read it:
+
+- *ours* is the real worker (`Worker.process_push` with `GitHubSource` and `PeeweeStore`), connecting to
+  the database for the job as `/events` does, with the installation token already cached (a warm Lambda).
+  *baseline* is the previous design (`bench/baseline.py`): Contents API listing, every file through the
+  Contents API (8 at a time), and two SELECTs and one upsert per article, on the same stand-in, database,
+  relay and parser.
+- *DB round trips* are counted by the relay: every request/response turn, connection set-up included
+  (TCP connect, authentication and PyMySQL's `SET NAMES` are 3). *GitHub requests* are every request the
+  stand-in answered (the tarball is two: the API's redirect and the download).
+- *peak memory* is tracemalloc's peak of the Python heap during a separate, untimed run of the same case.
+- The accept path is the real app in Lambda mode, its `LambdaInvoker` sending `InvocationType=Event` to
+  moto's Lambda API on loopback (docker off), timed through the WSGI test client after 10 warm-up calls;
+  the delivery lists all N paths under `added`.
+- The import time is `python -X importtime -c "import function.handler"`: the cumulative time of the
+  imports it triggers (interpreter start-up excluded), median of 5.
+"""

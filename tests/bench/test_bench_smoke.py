@@ -1,0 +1,65 @@
+"""The benchmark keeps working: a tiny run (N=5, no added latency, 5 accept calls) prints every case.
+
+Figures are not asserted (this is not a timed test), only the shape of the table and one fact that does not
+depend on the machine: a push that changes nothing costs ours fewer GitHub requests than the baseline.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.mariadb import ENV_TEST_DATABASE_URL
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ("--sizes", "5", "--github-ms", "0", "--db-ms", "0", "--accept-calls", "5", "--repeats", "1")
+CASES = (
+    "first sync",
+    "no-change push",
+    "one-article push",
+    "accept path (p50 / p99)",
+    "import function.handler",
+)
+
+
+def run_bench(server_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, ENV_TEST_DATABASE_URL: server_url}
+    return subprocess.run(
+        [sys.executable, "-m", "bench", *TINY, *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+
+def table_rows(output: str) -> dict[str, list[str]]:
+    """The table's rows by their first cell."""
+    rows: dict[str, list[str]] = {}
+    for line in output.splitlines():
+        if line.startswith("| ") and not line.startswith("| case"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            rows[cells[0]] = cells
+    return rows
+
+
+@pytest.mark.mysql
+def test_tiny_run_prints_every_case_and_writes_the_fragment(mysql_server: str, tmp_path: Path) -> None:
+    # WHEN the benchmark runs at N=5 with no added latency
+    fragment = tmp_path / "benchmark.md"
+    result = run_bench(mysql_server, "--write", str(fragment))
+
+    # THEN it prints one row per case, and the README fragment holds the same table
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = table_rows(result.stdout)
+    assert set(CASES) <= set(rows), result.stdout
+    assert "| no-change push" in fragment.read_text()
+    # AND a push that changes nothing costs ours fewer GitHub requests than the baseline
+    ours, baseline = (int(x) for x in rows["no-change push"][4].split(" / "))
+    assert ours < baseline
