@@ -108,6 +108,26 @@ def test_whole_sync_at_debug_leaks_no_secret_to_logs_or_answers(
     assert not leaked, f"secrets found in logs or answers: {leaked}"
 
 
+def test_a_secret_that_reaches_a_log_call_is_redacted(
+    blog: Blog, capsys: pytest.CaptureFixture[str], restore_logging: None
+) -> None:
+    # GIVEN the app's own logging (LOG_LEVEL=DEBUG), the safety net behind "never log a secret"
+    _, _, settings = debug_apps(blog)
+    assert settings.github_private_key is not None
+    pem_line = settings.github_private_key.splitlines()[1]
+    # WHEN code logs the webhook secret, or a line of the private key, by mistake
+    log = logging.getLogger("function.reliability_probe")
+    log.warning("oops %s", SECRET, extra={"key": pem_line})
+    try:
+        raise RuntimeError(f"failed with {SECRET}")
+    except RuntimeError:
+        log.exception("and with a traceback")
+    logs = capsys.readouterr().err
+    # THEN every line carries "[redacted]" in their place
+    assert SECRET not in logs and pem_line not in logs
+    assert logs.count("[redacted]") >= 3
+
+
 @pytest.mark.mysql
 def test_database_with_a_wrong_password_answers_5xx_without_echoing_it(
     mysql_server: str,
