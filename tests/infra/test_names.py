@@ -48,7 +48,12 @@ def actions_needed_by_function() -> set[str]:
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
                 continue
             target = node.func.value
-            if node.func.attr == "client" and isinstance(target, ast.Name) and target.id == "boto3":
+            # boto3.client("ssm", ...) or our wrapper aws_clients.client("lambda", ...)
+            if (
+                node.func.attr == "client"
+                and isinstance(target, ast.Name)
+                and target.id in {"boto3", "aws_clients"}
+            ):
                 if node.args and isinstance(node.args[0], ast.Constant):
                     services.add(str(node.args[0].value))
             else:
