@@ -248,7 +248,9 @@ def send_webhook(
     from function.settings import ssm_parameter_reader
 
     if secret_param:
-        values = ssm_parameter_reader()([secret_param])
+        # The same proxy settings the app reads, NO_PROXY included.
+        env = Settings.from_env(require_secret=False)
+        values = ssm_parameter_reader(env.https_proxy, env.no_proxy)([secret_param])
         if secret_param not in values:
             raise ConfigError(f"SSM parameter {secret_param} was not found")
         secret = values[secret_param]
