@@ -149,9 +149,15 @@ def open_database(url: str) -> peewee.Database:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme == "mysql":
-        return _open_mysql(
-            parts.hostname, parts.port, parts.username, parts.password, parts.path, parts.query
-        )
+        try:
+            port = parts.port
+        except ValueError:
+            # urllib's message quotes the "port", which is part of the password when the password holds
+            # an unencoded "/" or "?": say what is wrong without it (and without its traceback).
+            raise ValueError(
+                "the database URL's host:port is malformed (URL-encode special characters in the password)"
+            ) from None
+        return _open_mysql(parts.hostname, port, parts.username, parts.password, parts.path, parts.query)
     if scheme == "sqlite":
         return _open_sqlite(url[len("sqlite://") :])
     raise ValueError(f"unsupported database URL scheme {scheme!r}: expected mysql:// or sqlite:///")
