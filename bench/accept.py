@@ -59,8 +59,9 @@ def lambda_api() -> Iterator[str]:
         server.stop()
 
 
-def measure_accept(n: int, calls: int, endpoint_url: str) -> AcceptTimes:
-    """p50 / p99 over ``calls`` warm deliveries of an N-article push."""
+def measure_accept(sizes: tuple[int, ...], calls: int, endpoint_url: str) -> dict[int, AcceptTimes]:
+    """p50 / p99 over ``calls`` warm deliveries of an N-article push, for each N. The sizes take turns
+    call by call, so whatever else the machine does falls on all of them alike."""
     from function.app import create_app
     from function.invoker import LambdaInvoker, lambda_client_factory
     from function.settings import Settings
@@ -69,28 +70,36 @@ def measure_accept(n: int, calls: int, endpoint_url: str) -> AcceptTimes:
     settings = Settings(webhook_secret=SECRET, lambda_function_name=FUNCTION_NAME, log_level="WARNING")
     invoker = LambdaInvoker(FUNCTION_NAME, lambda: lambda_client_factory(None, endpoint_url))
     client = create_app(settings, invoker=invoker).test_client()
-    payload = push_payload(repo="octo/blog")
+    bodies = {n: _push_body(n, push_payload(repo="octo/blog")) for n in sizes}
+
+    times: dict[int, list[float]] = {n: [] for n in sizes}
+    for i in range(_WARM_UP_CALLS + calls):
+        for n, body in bodies.items():
+            headers = github_headers(body, delivery=f"accept-{n}-{i}")
+            started = time.perf_counter()
+            answer = client.post("/webhooks/github", data=body, headers=headers)
+            elapsed = (time.perf_counter() - started) * 1000
+            if answer.status_code != 202:
+                raise RuntimeError(f"accept path answered {answer.status_code}: {answer.get_json()}")
+            if i >= _WARM_UP_CALLS:
+                times[n].append(elapsed)
+    return {n: _summary(sorted(times[n]), len(bodies[n])) for n in sizes}
+
+
+def _push_body(n: int, payload: dict[str, Any]) -> bytes:
+    """The push GitHub sends when N articles arrive in one commit."""
     payload["commits"][0]["added"] = [corpus.path(i) for i in range(n)]
     payload["head_commit"] = payload["commits"][0]
-    body = json.dumps(payload).encode()
+    return json.dumps(payload).encode()
 
-    times: list[float] = []
-    for i in range(_WARM_UP_CALLS + calls):
-        headers = github_headers(body, delivery=f"accept-{n}-{i}")
-        started = time.perf_counter()
-        answer = client.post("/webhooks/github", data=body, headers=headers)
-        elapsed = (time.perf_counter() - started) * 1000
-        if answer.status_code != 202:
-            raise RuntimeError(f"accept path answered {answer.status_code}: {answer.get_json()}")
-        if i >= _WARM_UP_CALLS:
-            times.append(elapsed)
-    times.sort()
+
+def _summary(sorted_ms: list[float], body_bytes: int) -> AcceptTimes:
     return AcceptTimes(
-        calls=calls,
-        p50_ms=statistics.median(times),
-        p99_ms=_percentile(times, 0.99),
-        max_ms=times[-1],
-        body_bytes=len(body),
+        calls=len(sorted_ms),
+        p50_ms=statistics.median(sorted_ms),
+        p99_ms=_percentile(sorted_ms, 0.99),
+        max_ms=sorted_ms[-1],
+        body_bytes=body_bytes,
     )
 
 

@@ -71,7 +71,9 @@ def repository(n: int) -> dict[str, bytes]:
     files = {path(i): article(i) for i in range(n)}
     files["README.md"] = b"# My blog\n\nArticles live in articles/.\n"
     files["images/cover.png"] = bytes(range(256)) * 16
-    files[f"{ARTICLES_DIR}/drafts/notes.md"] = b"Not an article: not a direct child of articles/.\n"
+    # Outside articles/: the folder holds exactly the N articles, so the baseline's Contents API listing
+    # (at most 1,000 entries) sees all of them at N=1000.
+    files["notes/ideas.md"] = b"Not an article: not in articles/.\n"
     return files
 
 

@@ -155,8 +155,8 @@ How to read it:
   stand-in answered (the tarball is two: the API's redirect and the download).
 - *peak memory* is tracemalloc's peak of the Python heap during a separate, untimed run of the same case.
 - The accept path is the real app in Lambda mode, its `LambdaInvoker` sending `InvocationType=Event` to
-  moto's Lambda API on loopback (docker off), timed through the WSGI test client after 10 warm-up calls;
-  the delivery lists all N paths under `added`.
+  moto's Lambda API on loopback (docker off), timed through the WSGI test client after 10 warm-up calls,
+  the sizes taking turns call by call; the delivery lists all N paths under `added`.
 - The import time is `python -X importtime -c "import function.handler"`: the cumulative time of the
   imports it triggers (interpreter start-up excluded), median of 5.
 """

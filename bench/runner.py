@@ -78,8 +78,7 @@ def run(options: Options, progress: Progress = _stderr) -> Results:
             results.cases += _run_size(rig, n, options, progress)
     progress("accept path: moto's Lambda API on loopback")
     with fake_aws_environment(), quiet(), lambda_api() as url:
-        for n in options.sizes:
-            results.accept[n] = measure_accept(n, options.accept_calls, url)
+        results.accept = measure_accept(options.sizes, options.accept_calls, url)
     progress("cold import of function.handler")
     results.import_ms = import_ms()
     return results
