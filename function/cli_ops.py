@@ -116,7 +116,7 @@ def logs_durations(
 @click.option("--dry-run", is_flag=True, help="list what would be redelivered; change nothing")
 @pass_context
 def redeliver(ctx: Context, since: timedelta, dry_run: bool) -> None:
-    """Redeliver failed GitHub App deliveries (GitHub's documented algorithm; see docs/operating.md)."""
+    """Redeliver failed GitHub App deliveries (GitHub's documented algorithm; see the README, "Operating")."""
     from function.db import connection
     from function.redelivery import MAX_WINDOW, api_from_settings, iter_lines, sweep
     from function.sweep_state import SweepStateStore

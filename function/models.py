@@ -96,7 +96,6 @@ class User(BaseModel):
     email = StringField(max_length=255)
     github_installation_id = peewee.BigIntegerField(null=True, unique=True)
     repository = StringField(max_length=255, null=True)  # "owner/name"
-    synced_head_sha = StringField(max_length=64, null=True)
     created_at = UtcDateTimeField(default=utc_now)
 
     class Meta:
@@ -117,6 +116,8 @@ class Article(BaseModel):
     content = LongTextField()
     content_html = LongTextField()
     content_hash = StringField(max_length=64)
+    # sha256 of the sorted tag paths: lets a content change skip the tag tables when tags are the same.
+    tags_hash = StringField(max_length=64, default="")
     publish = peewee.BooleanField(default=False)
     archived = peewee.BooleanField(default=False)
     published_at = UtcDateTimeField(null=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -95,17 +95,18 @@ class DeliveryInfo:
 class Store(Protocol):
     """The part of ``function.store.PeeweeStore`` the worker uses."""
 
-    def find_user_by_installation(self, installation_id: int) -> Any: ...
+    def installation_user_locked(self, installation_id: int, timeout_s: float) -> Any: ...
     def get_user(self, name: str) -> Any: ...
     def set_repository(self, user_id: int, repository: str) -> None: ...
-    def load_index(self, user_id: int) -> dict[str, Any]: ...
+    def load_index(self, user_id: int) -> Mapping[str, Any]: ...
     def apply(
         self,
         user_id: int,
-        articles: Any,
-        archive_slugs: Any,
-        head_sha: str,
+        articles: Sequence[ParsedArticle],
+        archive_slugs: Sequence[str],
         now: datetime,
+        *,
+        index: Mapping[str, Any] | None = None,
     ) -> Any: ...
     def user_lock(self, user_id: int, timeout_s: float) -> Any: ...
     def get_delivery(self, delivery_id: str) -> Any: ...
@@ -117,8 +118,20 @@ class Store(Protocol):
         repository: str | None,
         received_at: datetime,
         now: datetime,
-    ) -> Any: ...
-    def finish_delivery(self, delivery_id: str, **fields: Any) -> None: ...
+    ) -> None: ...
+    def finish_delivery(
+        self,
+        delivery_id: str,
+        *,
+        head_sha: str | None,
+        processed: int,
+        succeeded: int,
+        failed: int,
+        archived: int,
+        outcome: str,
+        error: str | None,
+        now: datetime,
+    ) -> None: ...
 
 
 class Worker:
@@ -150,25 +163,27 @@ class Worker:
         delivery already recorded as a success is skipped cheaply; a failed one runs again.
         Raises UnknownInstallation (permanent) or the source's / database's retryable errors.
         """
-        user = self._store.find_user_by_installation(push.installation_id)
-        if user is None:
-            log.error(
-                "Unknown installation",
-                extra={
-                    "delivery": delivery.delivery_id,
-                    "installation_id": push.installation_id,
-                    "repository": push.repository,
-                    "fix": f"blog-api users set-installation --name <user> "
-                    f"--installation-id {push.installation_id}",
-                },
-            )
-            raise UnknownInstallation(push.installation_id)
-        with self._store.user_lock(user.id, self._lock_timeout_s):
-            previous = self._store.get_delivery(delivery.delivery_id)
-            if previous is not None and previous.outcome == "success":
-                return SyncSummary(skipped_reason="delivery already processed")
+        with self._store.installation_user_locked(push.installation_id, self._lock_timeout_s) as user:
+            if user is None:
+                log.error(
+                    "Unknown installation",
+                    extra={
+                        "delivery": delivery.delivery_id,
+                        "installation_id": push.installation_id,
+                        "repository": push.repository,
+                        "fix": f"blog-api users set-installation --name <user> "
+                        f"--installation-id {push.installation_id}",
+                    },
+                )
+                raise UnknownInstallation(push.installation_id)
             repo = RepoRef(push.repository, push.branch, push.installation_id)
+            # The listing starts as soon as the lock is held (the head must be read under it) and runs
+            # while the database answers whether this delivery is a duplicate: a duplicate wastes at
+            # most its two GitHub requests, every other delivery saves a round trip.
             with _listing_ahead(self._source, repo) as listing:
+                previous = self._store.get_delivery(delivery.delivery_id)
+                if previous is not None and previous.outcome == "success":
+                    return SyncSummary(skipped_reason="delivery already processed")
                 return self._process_locked(user, delivery, push, repo, listing)
 
     def _process_locked(
@@ -297,7 +312,8 @@ class Worker:
             archive = []
             log.warning("Tree listing incomplete; nothing archived", extra={"head_sha": snapshot.head_sha})
 
-        result = self._store.apply(user_id, parsed, archive, snapshot.head_sha, self._clock())
+        # The index was read under the user's lock, which is still held: apply need not read it again.
+        result = self._store.apply(user_id, parsed, archive, self._clock(), index=index)
         summary.written = result.written
         summary.archived = result.archived
         summary.failed = len(summary.failures)

@@ -37,10 +37,14 @@ def stored(blog: Blog) -> dict[str, StoredArticle]:
 
 
 def synced_head(blog: Blog) -> str | None:
+    """The branch head of the newest delivery that reconciled the articles (success or partial)."""
     with blog.store() as store:
-        user = store.get_user(USER)
-        assert user is not None
-        return user.synced_head_sha
+        done = [
+            (d.finished_at.isoformat(), d.head_sha)
+            for d in store.recent_deliveries(1000)
+            if d.outcome in ("success", "partial") and d.finished_at is not None
+        ]
+    return max(done)[1] if done else None
 
 
 def delivery(blog: Blog, delivery_id: str) -> DeliveryRecord:

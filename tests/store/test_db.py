@@ -134,7 +134,7 @@ def test_upsert_many_of_nothing_sends_nothing(store: PeeweeStore) -> None:
 
 def test_four_byte_characters_round_trip(store: PeeweeStore) -> None:
     user = store.add_user("alice", "a@example.com", 1)
-    store.apply(user.id, [article("sushi", title="寿司 🍣", body="𠮷野家 🍣", tags=("食/🍣",))], [], "h", T0)
+    store.apply(user.id, [article("sushi", title="寿司 🍣", body="𠮷野家 🍣", tags=("食/🍣",))], [], T0)
     view = store.published_article("alice", "sushi")
     assert view is not None
     assert (view.title, view.content, view.tags) == ("寿司 🍣", "𠮷野家 🍣", ("食/🍣",))

@@ -29,7 +29,7 @@ def seeded(db_url: str) -> Iterator[tuple[peewee.Database, int]]:
         create_tables(db)
         store = PeeweeStore(db)
         user = store.add_user("alice", "a@example.com", 1)
-        store.apply(user.id, V1, [], "h1", T0)
+        store.apply(user.id, V1, [], T0)
     yield db, user.id
 
 
@@ -39,8 +39,7 @@ def snapshot(db: peewee.Database, user_id: int) -> tuple[dict[str, StoredArticle
         store = PeeweeStore(db)
         tags = {slug: (v.tags if (v := store.published_article("alice", slug)) else None) for slug in "abc"}
         tag_paths = sorted(row[0] for row in db.execute_sql("SELECT path FROM tags").fetchall())
-        user = store.get_user("alice")
-        return store.load_index(user_id), {"tags": tags, "all": tag_paths}, user and user.synced_head_sha
+        return store.load_index(user_id), {"tags": tags, "all": tag_paths}, None
 
 
 def fail_after(db: peewee.Database, sql_prefix: str, action: Any) -> Any:
@@ -60,7 +59,7 @@ KILL_POINTS = [
     'INSERT INTO "articles"',  # after the article upsert
     'INSERT IGNORE INTO "tags"',  # after the new tags
     'INSERT INTO "article_tags"',  # after the new pairs
-    'UPDATE "users"',  # just before COMMIT
+    'UPDATE "articles"',  # the archive, just before COMMIT
 ]
 
 
@@ -75,7 +74,7 @@ def test_connection_killed_mid_apply_leaves_nothing_partial(
         create_tables(db)
         store = PeeweeStore(db)
         user = store.add_user("alice", "a@example.com", 1)
-        store.apply(user.id, V1, [], "h1", T0)
+        store.apply(user.id, V1, [], T0)
     before = snapshot(db, user.id)
     admin = server_from_url(mysql_server).connect()
     try:
@@ -84,7 +83,7 @@ def test_connection_killed_mid_apply_leaves_nothing_partial(
             worker_session = db.execute_sql("SELECT CONNECTION_ID()").fetchone()[0]
             hook = fail_after(db, kill_after, lambda: admin.cursor().execute(f"KILL {int(worker_session)}"))
             try:
-                PeeweeStore(db).apply(user.id, V2, ["b"], "h2", at(60))
+                PeeweeStore(db).apply(user.id, V2, ["b"], at(60))
             finally:
                 db.query_hooks.remove(hook)
     finally:
@@ -93,7 +92,7 @@ def test_connection_killed_mid_apply_leaves_nothing_partial(
     # THEN nothing of V2 is visible, and the next job works on a fresh connection
     assert snapshot(db, user.id) == before
     with connection(db):
-        result = PeeweeStore(db).apply(user.id, V2, ["b"], "h2", at(60))
+        result = PeeweeStore(db).apply(user.id, V2, ["b"], at(60))
     assert (result.written, result.archived) == (2, 1)
 
 
@@ -107,7 +106,7 @@ def test_failing_statement_mid_apply_rolls_everything_back(seeded: tuple[peewee.
     with pytest.raises(RuntimeError, match="disk full"), connection(db):
         hook = fail_after(db, 'INSERT INTO "article_tags"', explode)
         try:
-            PeeweeStore(db).apply(user_id, V2, ["b"], "h2", at(60))
+            PeeweeStore(db).apply(user_id, V2, ["b"], at(60))
         finally:
             db.query_hooks.remove(hook)
 

@@ -36,26 +36,26 @@ def slugs(views: list[ArticleView] | None) -> list[str] | None:
 
 
 def test_newest_published_first(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("old")], [], "h", T0)
-    store.apply(user.id, [article("new")], [], "h", at(60))
-    store.apply(user.id, [article("mid")], [], "h", at(30))
+    store.apply(user.id, [article("old")], [], T0)
+    store.apply(user.id, [article("new")], [], at(60))
+    store.apply(user.id, [article("mid")], [], at(30))
     assert slugs(store.published_articles("alice")) == ["new", "mid", "old"]
 
 
 def test_same_published_at_is_ordered_by_slug(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("b"), article("c"), article("a")], [], "h", T0)
+    store.apply(user.id, [article("b"), article("c"), article("a")], [], T0)
     assert slugs(store.published_articles("alice")) == ["a", "b", "c"]
 
 
 def test_drafts_are_not_listed_and_not_found(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("draft", publish=False), article("live")], [], "h", T0)
+    store.apply(user.id, [article("draft", publish=False), article("live")], [], T0)
     assert slugs(store.published_articles("alice")) == ["live"]
     assert store.published_article("alice", "draft") is None
 
 
 def test_unpublished_article_disappears(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a")], [], "h", T0)
-    store.apply(user.id, [article("a", publish=False)], [], "h", at(1))
+    store.apply(user.id, [article("a")], [], T0)
+    store.apply(user.id, [article("a", publish=False)], [], at(1))
     assert slugs(store.published_articles("alice")) == []
     assert store.published_article("alice", "a") is None
 
@@ -69,7 +69,7 @@ def test_unknown_user_is_none_and_known_user_without_articles_is_empty(
 
 
 def test_type_filter(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("t", type="tech"), article("i", type="idea")], [], "h", T0)
+    store.apply(user.id, [article("t", type="tech"), article("i", type="idea")], [], T0)
     assert slugs(store.published_articles("alice", type="idea")) == ["i"]
     assert slugs(store.published_articles("alice", type="Idea")) == []
 
@@ -86,7 +86,6 @@ def test_tag_filter_matches_the_tag_and_below(store: PeeweeStore, user: UserReco
             article("dash", tags=("tech/aws-cdk",)),
         ],
         [],
-        "h",
         T0,
     )
     assert sorted(slugs(store.published_articles("alice", tag="tech/aws")) or []) == [
@@ -102,7 +101,7 @@ def test_tag_filter_matches_the_tag_and_below(store: PeeweeStore, user: UserReco
 
 
 def test_tag_filter_has_no_wildcards(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("tech/aws",)), article("b", tags=("tech_x",))], [], "h", T0)
+    store.apply(user.id, [article("a", tags=("tech/aws",)), article("b", tags=("tech_x",))], [], T0)
     assert slugs(store.published_articles("alice", tag="tech/%")) == []
     assert slugs(store.published_articles("alice", tag="tech_aws")) == []
     assert slugs(store.published_articles("alice", tag="tech/a_s")) == []
@@ -110,7 +109,7 @@ def test_tag_filter_has_no_wildcards(store: PeeweeStore, user: UserRecord) -> No
 
 
 def test_tag_filter_is_case_exact(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("Tech/AWS",))], [], "h", T0)
+    store.apply(user.id, [article("a", tags=("Tech/AWS",))], [], T0)
     assert slugs(store.published_articles("alice", tag="tech/aws")) == []
     assert slugs(store.published_articles("alice", tag="Tech")) == ["a"]
 
@@ -120,20 +119,19 @@ def test_tag_and_type_filters_combine(store: PeeweeStore, user: UserRecord) -> N
         user.id,
         [article("a", tags=("x",), type="tech"), article("b", tags=("x",), type="idea")],
         [],
-        "h",
         T0,
     )
     assert slugs(store.published_articles("alice", type="idea", tag="x")) == ["b"]
 
 
 def test_filtered_articles_carry_all_their_tags(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("x/y", "b", "x"))], [], "h", T0)
+    store.apply(user.id, [article("a", tags=("x/y", "b", "x"))], [], T0)
     listed = store.published_articles("alice", tag="x/y")
     assert listed is not None and listed[0].tags == ("b", "x", "x/y")
 
 
 def test_article_json_has_exactly_the_contract_keys(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("z", "a/b"), body="# Hi")], [], "h", T0)
+    store.apply(user.id, [article("a", tags=("z", "a/b"), body="# Hi")], [], T0)
     view = store.published_article("alice", "a")
     assert view is not None
 
@@ -154,7 +152,7 @@ def test_article_json_has_exactly_the_contract_keys(store: PeeweeStore, user: Us
 def test_listing_costs_two_statements_whatever_the_count(
     store: PeeweeStore, user: UserRecord, count: int
 ) -> None:
-    store.apply(user.id, [article(f"a{i}", tags=("t", f"t/{i}")) for i in range(count)], [], "h", T0)
+    store.apply(user.id, [article(f"a{i}", tags=("t", f"t/{i}")) for i in range(count)], [], T0)
 
     with count_statements(store.db) as seen:
         listed = store.published_articles("alice", tag="t")
@@ -164,7 +162,7 @@ def test_listing_costs_two_statements_whatever_the_count(
 
 
 def test_one_article_costs_two_statements(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("t",))], [], "h", T0)
+    store.apply(user.id, [article("a", tags=("t",))], [], T0)
     with count_statements(store.db) as seen:
         assert store.published_article("alice", "a") is not None
     assert seen.count == 2

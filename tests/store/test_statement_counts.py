@@ -13,16 +13,16 @@ from tests.store.builders import T0, article, at, moved
 def apply_new(store: PeeweeStore, user_id: int, count: int) -> StatementLog:
     articles = [article(f"a{i}", tags=("t", f"t/{i % 7}")) for i in range(count)]
     with count_statements(store.db) as seen:
-        store.apply(user_id, articles, [], "h", T0)
+        store.apply(user_id, articles, [], T0)
     return seen
 
 
 def apply_changed(store: PeeweeStore, user_id: int, count: int) -> StatementLog:
-    store.apply(user_id, [article(f"a{i}", tags=("t",)) for i in range(count)], [], "h1", T0)
+    store.apply(user_id, [article(f"a{i}", tags=("t",)) for i in range(count)], [], T0)
     changed = [article(f"a{i}", body="edited", tags=("t", "u")) for i in range(count)]
     archive = [f"gone{i}" for i in range(count)]
     with count_statements(store.db) as seen:
-        store.apply(user_id, changed, archive, "h2", at(1))
+        store.apply(user_id, changed, archive, at(1))
     return seen
 
 
@@ -42,16 +42,45 @@ def test_apply_costs_the_same_for_10_and_300_articles(store: PeeweeStore, scenar
 def test_unchanged_articles_cost_one_upsert(store: PeeweeStore) -> None:
     user = store.add_user("alice", "a@example.com", 1)
     parsed = [article(f"a{i}", tags=("t",)) for i in range(50)]
-    store.apply(user.id, parsed, [], "h1", T0)
+    store.apply(user.id, parsed, [], T0)
 
     with count_statements(store.db) as seen:
-        result = store.apply(
-            user.id, [moved(p, blob_sha=f"{i:040x}") for i, p in enumerate(parsed)], [], "h2", T0
-        )
+        result = store.apply(user.id, [moved(p, blob_sha=f"{i:040x}") for i, p in enumerate(parsed)], [], T0)
 
     assert result.unchanged == 50
-    # BEGIN, SELECT existing, INSERT .. upsert, UPDATE users, COMMIT: no tag work for unchanged content.
-    assert seen.count == 5, seen.statements
+    # BEGIN, SELECT existing, INSERT .. upsert, COMMIT: no tag work for unchanged content.
+    assert seen.count == 4, seen.statements
+
+
+def test_an_edit_with_the_same_tags_under_the_lock_is_one_statement(store: PeeweeStore) -> None:
+    # GIVEN the index read under the user's lock (as the worker does)
+    user = store.add_user("alice", "a@example.com", 1)
+    store.apply(user.id, [article(f"a{i}", tags=("t",)) for i in range(50)], [], T0)
+    index = store.load_index(user.id)
+
+    # WHEN one article's body changes (same tags)
+    with count_statements(store.db) as seen:
+        result = store.apply(user.id, [article("a7", body="edited", tags=("t",))], [], at(1), index=index)
+
+    # THEN the write is one upsert, without BEGIN/COMMIT, and it took effect
+    assert (result.written, result.unchanged) == (1, 0)
+    assert seen.count == 1, seen.statements
+    assert seen.statements[0].startswith("INSERT")
+    edited = store.published_article("alice", "a7")
+    assert edited is not None and edited.content == "edited" and edited.tags == ("t",)
+
+
+def test_an_edit_that_changes_tags_rewrites_them_in_one_transaction(store: PeeweeStore) -> None:
+    user = store.add_user("alice", "a@example.com", 1)
+    store.apply(user.id, [article("a", tags=("t",))], [], T0)
+    index = store.load_index(user.id)
+
+    with count_statements(store.db) as seen:
+        store.apply(user.id, [article("a", tags=("t", "u"))], [], at(1), index=index)
+
+    assert seen.statements[0].startswith("BEGIN") and seen.statements[-1] == "COMMIT"
+    found = store.published_article("alice", "a")
+    assert found is not None and found.tags == ("t", "u")
 
 
 def test_huge_batches_add_only_one_statement_per_chunk(store: PeeweeStore) -> None:

@@ -13,7 +13,6 @@ def test_added_user_can_be_found_by_name_and_installation(store: PeeweeStore) ->
     assert store.get_user("alice") == added
     assert store.find_user_by_installation(101) == added
     assert added.repository == "alice/blog"
-    assert added.synced_head_sha is None
 
 
 def test_unknown_user_and_installation_are_none(store: PeeweeStore) -> None:
