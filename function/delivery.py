@@ -73,9 +73,7 @@ def classify_push(payload: Any, tracked_branch: str | None) -> PushRef | Skip:
         return Skip(f"push to {branch[:200]}, not the tracked branch {tracked}")
     installation_id = _field(payload.get("installation"), "id")
     if not is_installation_id(installation_id):
-        raise BadRequest(
-            "push payload has no valid installation.id (is the webhook sent by the GitHub App?)"
-        )
+        raise BadRequest("push payload has no valid installation.id (is the webhook sent by the GitHub App?)")
     after = payload.get("after")
     return PushRef(
         repository=full_name,

@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from shared import names
+from shared import metric_names, names
 
 # Managed policies: CloudWatch Logs, and the ENI permissions a function in a VPC needs.
 BASIC_EXECUTION_POLICY = "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
@@ -231,6 +231,24 @@ class Function(pulumi.ComponentResource):
             namespace="AWS/Lambda",
             metric_name="Errors",
             dimensions={"FunctionName": self.function.name},
+            statistic="Sum",
+            period=300,
+            evaluation_periods=1,
+            threshold=0,
+            comparison_operator="GreaterThanThreshold",
+            treat_missing_data="notBreaching",
+            alarm_actions=args.alarm_actions,
+            opts=child,
+        )
+        # The worker's own metric (embedded metric format): a push that failed for good, e.g. an unknown
+        # installation, answers 4xx so Lambda counts no error and nothing reaches the dead-letter queue.
+        aws.cloudwatch.MetricAlarm(
+            f"{name}-processing-errors-alarm",
+            name=f"{function_name}-processing-errors",
+            alarm_description="Pushes whose processing failed (unknown installation, GitHub or DB down).",
+            namespace=metric_names.NAMESPACE,
+            metric_name=metric_names.PROCESSING_ERRORS,
+            dimensions={metric_names.DIMENSION_FUNCTION: self.function.name},
             statistic="Sum",
             period=300,
             evaluation_periods=1,
