@@ -8,8 +8,10 @@ one transaction; connection failures surface as ``function.db.DatabaseUnavailabl
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
+import operator
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,13 +26,15 @@ from function.articles import ParsedArticle
 from function.db import (
     CHUNK_SIZE,
     KEY_CHUNK_SIZE,
+    StatementQueue,
+    batched_transaction,
     chunked,
     connection,
     is_mysql,
     translate_errors,
     unwrap,
     upsert_many,
-    write_transaction,
+    upsert_queries,
 )
 from function.models import (
     ERROR_MAX_CHARS,
@@ -244,8 +248,12 @@ _sqlite_locks_guard = threading.Lock()
 class PeeweeStore:
     """The database port of the worker, the CLI and the read routes."""
 
-    def __init__(self, db: peewee.Database | peewee.DatabaseProxy) -> None:
+    def __init__(self, db: peewee.Database | peewee.DatabaseProxy, *, closes_after_job: bool = False) -> None:
+        """``closes_after_job``: the connection is closed as soon as the caller's job ends (``job_store``),
+        and the server drops a session's named locks with it, so ``installation_user_locked`` need not
+        send RELEASE_LOCK: one round trip less per delivery."""
         self._db = unwrap(db)
+        self._closes_after_job = closes_after_job
 
     @property
     def db(self) -> peewee.Database:
@@ -373,16 +381,33 @@ class PeeweeStore:
             known is not None and not plan.retag and not to_archive and len(plan.rows) <= CHUNK_SIZE
         )
         if one_statement:
-            # A single statement is atomic by itself: skip the two round trips of BEGIN/COMMIT.
+            # A single statement is atomic by itself: no BEGIN/COMMIT for the server to run.
             self._upsert_articles(plan.rows)
             return ApplyResult(written=plan.written, unchanged=plan.unchanged, archived=0)
-        with write_transaction(self._db):
+        # MySQL/TiDB: everything below reaches the server in one round trip with BEGIN and COMMIT (two
+        # when the rows must first be read under lock), however many statements it takes.
+        with batched_transaction(self._db) as tx:
             if known is None:
-                plan = _Plan(user_id, articles, self._lock_existing(user_id, slugs), now)
-            self._upsert_articles(plan.rows)
+                plan = _Plan(user_id, articles, self._lock_existing(tx, user_id, slugs), now)
+            for query in upsert_queries(
+                self._db,
+                Article,
+                plan.rows,
+                conflict_target=[Article.user, Article.slug],
+                preserve=_UPSERT_PRESERVE,
+            ):
+                tx.add(query)
             if plan.retag:
-                self._replace_tags(user_id, plan.retag, plan.existing)
-            archived = self._archive(user_id, to_archive, now)
+                self._queue_tag_rewrite(tx, user_id, plan.retag, plan.existing)
+            archive_slots = [
+                tx.add(
+                    Article.update(archived=True, archived_at=now)
+                    .where(Article.user == user_id, Article.slug.in_(list(chunk)), ~Article.archived)
+                    .bind(self._db)
+                )
+                for chunk in chunked(to_archive, KEY_CHUNK_SIZE)
+            ]
+        archived = sum(tx.rowcount(slot) for slot in archive_slots)
         return ApplyResult(written=plan.written, unchanged=plan.unchanged, archived=archived)
 
     def _upsert_articles(self, rows: list[dict[str, Any]]) -> None:
@@ -394,7 +419,7 @@ class PeeweeStore:
             preserve=_UPSERT_PRESERVE,
         )
 
-    def _lock_existing(self, user_id: int, slugs: Sequence[str]) -> dict[str, _Existing]:
+    def _lock_existing(self, tx: StatementQueue, user_id: int, slugs: Sequence[str]) -> dict[str, _Existing]:
         """The rows of these slugs as they are now. On MySQL the rows are locked until the transaction
         ends, so nobody can change them between this read and our write (SQLite: BEGIN IMMEDIATE)."""
         existing: dict[str, _Existing] = {}
@@ -411,50 +436,47 @@ class PeeweeStore:
             ).where(Article.user == user_id, Article.slug.in_(list(chunk)))
             if is_mysql(self._db):
                 query = query.for_update()
-            for row in self._rows(query):
+            for row in tx.read(query.bind(self._db)):
                 existing[row[0]] = _Existing(*row)
         return existing
 
-    def _replace_tags(
-        self, user_id: int, changed: Sequence[ParsedArticle], existing: dict[str, _Existing]
+    def _queue_tag_rewrite(
+        self,
+        tx: StatementQueue,
+        user_id: int,
+        changed: Sequence[ParsedArticle],
+        existing: dict[str, _Existing],
     ) -> None:
-        """Make the changed articles' tags exactly their given tags: a constant number of statements."""
+        """Make the changed articles' tags exactly their given tags, in statements that need no answer
+        from the server first (new articles' ids and new tags' ids are looked up by the INSERT ... SELECT
+        itself), so they travel with the rest of the transaction: a constant number of statements."""
         db = self._db
-        ids = {slug: old.id for slug, old in existing.items()}
-        new_slugs = [a.slug for a in changed if a.slug not in ids]
-        for chunk in chunked(new_slugs, KEY_CHUNK_SIZE):
-            query = Article.select(Article.slug, Article.id).where(
-                Article.user == user_id, Article.slug.in_(list(chunk))
-            )
-            ids.update(dict(self._rows(query)))
-
-        stale = [ids[a.slug] for a in changed if a.slug in existing]  # new rows have no tags yet
+        stale = [existing[a.slug].id for a in changed if a.slug in existing]  # new rows have no tags yet
         for chunk in chunked(stale, KEY_CHUNK_SIZE):
-            ArticleTag.delete().where(ArticleTag.article.in_(list(chunk))).bind(db).execute()
+            tx.add(ArticleTag.delete().where(ArticleTag.article.in_(list(chunk))).bind(db))
 
         paths = sorted({tag for a in changed for tag in a.tags})
         if not paths:
             return
         for chunk in chunked(paths, KEY_CHUNK_SIZE):
-            Tag.insert_many([{"path": p} for p in chunk]).on_conflict_ignore().bind(db).execute()
-        tag_ids: dict[str, int] = {}
-        for chunk in chunked(paths, KEY_CHUNK_SIZE):
-            tag_query = Tag.select(Tag.path, Tag.id).where(Tag.path.in_(list(chunk)))
-            tag_ids.update(dict(self._rows(tag_query)))
-        pairs = [{"article": ids[a.slug], "tag": tag_ids[t]} for a in changed for t in sorted(set(a.tags))]
-        for chunk in chunked(pairs, KEY_CHUNK_SIZE):
-            ArticleTag.insert_many(list(chunk)).bind(db).execute()
-
-    def _archive(self, user_id: int, slugs: Sequence[str], now: datetime) -> int:
-        archived = 0
-        for chunk in chunked(slugs, KEY_CHUNK_SIZE):
-            archived += (
-                Article.update(archived=True, archived_at=now)
-                .where(Article.user == user_id, Article.slug.in_(list(chunk)), ~Article.archived)
-                .bind(self._db)
-                .execute()
+            tx.add(Tag.insert_many([{"path": p} for p in chunk]).on_conflict_ignore().bind(db))
+        # Articles with the same tag set share one condition: a blog has few distinct sets, so the
+        # statement stays short whatever the number of articles.
+        by_tag_set: dict[tuple[str, ...], list[str]] = {}
+        for article in changed:
+            if article.tags:
+                by_tag_set.setdefault(tuple(sorted(set(article.tags))), []).append(article.slug)
+        for group in _groups_of_keys(list(by_tag_set.items()), KEY_CHUNK_SIZE):
+            wanted = functools.reduce(
+                operator.or_,
+                [Article.slug.in_(slugs) & Tag.path.in_(list(tags)) for tags, slugs in group],
             )
-        return archived
+            pairs = (
+                Article.select(Article.id, Tag.id)
+                .join(Tag, peewee.JOIN.CROSS)
+                .where(Article.user == user_id, wanted)
+            )
+            tx.add(ArticleTag.insert_from(pairs, fields=[ArticleTag.article, ArticleTag.tag]).bind(db))
 
     # -- the per-user lock ---------------------------------------------------------------------------
 
@@ -489,7 +511,8 @@ class PeeweeStore:
             try:
                 yield user
             finally:
-                self._release_server_lock(user.id)
+                if not self._closes_after_job:
+                    self._release_server_lock(user.id)
 
     @contextlib.contextmanager
     def user_lock(self, user_id: int, timeout_s: float) -> Iterator[None]:
@@ -672,6 +695,17 @@ class PeeweeStore:
         return {article_id: tuple(sorted(paths)) for article_id, paths in found.items()}
 
 
+@contextlib.contextmanager
+def job_store(db: peewee.Database | peewee.DatabaseProxy) -> Iterator[PeeweeStore]:
+    """A store on a connection opened for one request or job and closed when the block ends (connect
+    and close per job). When this block opened the connection, the store knows the close will release
+    its named locks (see ``PeeweeStore``); inside someone else's connection it releases them itself."""
+    real = unwrap(db)
+    opens_here = real.is_closed()
+    with connection(real):
+        yield PeeweeStore(real, closes_after_job=opens_here)
+
+
 @dataclass(frozen=True)
 class _Existing:
     slug: str
@@ -757,6 +791,25 @@ def _article_row(
         "created_at": created_at,
         "updated_at": updated_at,
     }
+
+
+def _groups_of_keys(
+    items: Sequence[tuple[tuple[str, ...], list[str]]], limit: int
+) -> Iterator[list[tuple[tuple[str, ...], list[str]]]]:
+    """Consecutive (tags, slugs) groups with at most ``limit`` keys in all (one statement each); a
+    group bigger than the limit alone is split by its slugs."""
+    group: list[tuple[tuple[str, ...], list[str]]] = []
+    size = 0
+    for tags, slugs in items:
+        for chunk in chunked(slugs, max(limit - len(tags), 1)):
+            cost = len(tags) + len(chunk)
+            if group and size + cost > limit:
+                yield group
+                group, size = [], 0
+            group.append((tags, list(chunk)))
+            size += cost
+    if group:
+        yield group
 
 
 def _tagged(tag: str) -> Any:

@@ -103,52 +103,81 @@ V2 = {
 
 
 @pytest.fixture
-def drop_connection_after(blog: Blog, db_url: str, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """``drop(sql_prefix)`` arms a one-shot fault: once the worker's connection has executed a statement
-    starting with ``sql_prefix``, MariaDB's admin session KILLs that connection (SQLite: the next step sees
-    a disk I/O error). A Peewee query hook, its public extension point; our code is not patched."""
-    admin = None
-    if db_url.startswith("mysql"):
-        admin = server_from_url(request.getfixturevalue("mysql_server")).connect()
+def drop_connection_during_archive(blog: Blog, db_url: str, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """``arm()`` sets a one-shot fault: the worker's database connection dies after the article upsert,
+    while the archive runs, inside the reconcile's transaction. It returns ``fired()``: waits until the
+    fault is over and returns what it recorded.
+
+    MariaDB: the whole transaction reaches the server in one round trip, so the fault is on the server:
+    a trigger sleeps in the archive's UPDATE and an admin session KILLs the sleeping connection (then
+    drops the trigger, so Lambda's retry runs clean). SQLite: statements run one by one, and a Peewee
+    query hook (its public extension point) fails the step after the upsert with a disk I/O error."""
     fired: list[str] = []
+    watcher: threading.Thread | None = None
+    stop = threading.Event()
 
-    def drop(sql_prefix: str) -> list[str]:
-        def hook(event: Any) -> None:
-            if fired or event.exception is not None:
-                return
-            if not event.sql.replace("`", '"').startswith(sql_prefix):
-                return
-            fired.append(event.sql)
-            if admin is not None:
-                worker_session = blog.db.connection().thread_id()
-                admin.cursor().execute(f"KILL {int(worker_session)}")
-            else:
-                raise sqlite3.OperationalError("disk I/O error")
-
-        blog.db.query_hooks.append(hook)
+    def settled() -> list[str]:
+        if watcher is not None:
+            watcher.join(timeout=15)
         return fired
 
-    yield drop
+    def arm() -> Callable[[], list[str]]:
+        nonlocal watcher
+        if db_url.startswith("mysql"):
+            with blog.store():
+                blog.db.execute_sql(
+                    "CREATE TRIGGER fault_sleep BEFORE UPDATE ON articles FOR EACH ROW "
+                    "SET @fault_slept = IF(NEW.archived AND NOT OLD.archived, SLEEP(30), 0)"
+                )
+            admin = server_from_url(request.getfixturevalue("mysql_server")).connect()
+            admin.select_db(blog.db.database)
+
+            def kill_once() -> None:
+                cursor = admin.cursor()
+                while not stop.wait(0.02):
+                    cursor.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE STATE = 'User sleep'")
+                    row = cursor.fetchone()
+                    if row:
+                        cursor.execute(f"KILL {int(row[0])}")
+                        cursor.execute("DROP TRIGGER fault_sleep")
+                        fired.append(f"killed session {row[0]} in the archive")
+                        break
+                admin.close()
+
+            watcher = threading.Thread(target=kill_once)
+            watcher.start()
+        else:
+
+            def hook(event: Any) -> None:
+                if not fired and event.exception is None and event.sql.startswith('INSERT INTO "articles"'):
+                    fired.append(event.sql)
+                    raise sqlite3.OperationalError("disk I/O error")
+
+            blog.db.query_hooks.append(hook)
+        return settled
+
+    yield arm
+    stop.set()
+    if watcher is not None:
+        watcher.join(timeout=10)
     blog.db.query_hooks.clear()
-    if admin is not None:
-        admin.close()
 
 
 def test_connection_dropped_between_upsert_and_archive_rolls_back_answers_503_and_the_retry_heals(
-    blog: Blog, drop_connection_after: Any
+    blog: Blog, drop_connection_during_archive: Any
 ) -> None:
     # GIVEN three synced articles, then a commit that edits one, deletes one and adds one
     blog.github.set_files(V1)
     blog.push(delivery="v1")
     before_rows, before_served, before_head = stored(blog), served(blog), synced_head(blog)
     blog.commit(V2)
-    # ... and the worker's database connection dropped right after the article upsert
-    fired = drop_connection_after('INSERT INTO "articles"')
+    # ... and the worker's database connection dropped after the article upsert, during the archive
+    fired = drop_connection_during_archive()
 
     # WHEN Lambda runs the delivery THEN /events answers 5xx and the handler raises (Lambda retries)
     with pytest.raises(PassThroughFailed, match="answered 503"):
         blog.deliver_via_lambda(delivery="v2")
-    assert fired, "the fault never fired: the reconcile no longer upserts articles"
+    assert fired(), "the fault never fired: the reconcile no longer upserts then archives"
 
     # THEN nothing of the transaction is visible: rows, tags, archive flags and the synced head
     assert stored(blog) == before_rows

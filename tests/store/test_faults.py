@@ -4,6 +4,7 @@ Whatever happens, the reconcile leaves nothing partial and the error says whethe
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import peewee
 import pytest
 
-from function.db import DatabaseUnavailable, connection, open_database
+from function.db import DatabaseUnavailable, connection, is_mysql, open_database
 from function.models import create_tables
 from function.store import PeeweeStore, StoredArticle
 from tests.store.builders import T0, article, at
@@ -42,31 +43,50 @@ def snapshot(db: peewee.Database, user_id: int) -> tuple[dict[str, StoredArticle
         return store.load_index(user_id), {"tags": tags, "all": tag_paths}, None
 
 
-def fail_after(db: peewee.Database, sql_prefix: str, action: Any) -> Any:
-    """A query hook (Peewee's public hook list) that runs ``action`` once a statement starting with
-    ``sql_prefix`` has been executed."""
+# Where the worker's connection dies. On MySQL/TiDB the transaction's statements travel together in one
+# round trip (two when the rows are first read under lock), so the kill happens on the server, in a
+# trigger that sleeps while that statement runs: everything before it in the transaction has executed.
+# (table, trigger event, condition on the row): the statement that is running when the kill lands.
+KILL_POINTS = {
+    "during the article upsert": ("articles", "INSERT", "1"),
+    "after the upsert, during the new tags": ("tags", "INSERT", "1"),
+    "after the tags, during the new pairs": ("article_tags", "INSERT", "1"),
+    "during the archive, just before COMMIT": ("articles", "UPDATE", "NEW.archived"),
+}
 
-    def hook(event: Any) -> None:
-        if event.exception is None and event.sql.replace("`", '"').startswith(sql_prefix):
-            action()
 
-    db.query_hooks.append(hook)
-    return hook
+def sleep_in_trigger(db: peewee.Database, table: str, event: str, condition: str) -> None:
+    db.execute_sql(
+        f"CREATE TRIGGER fault_sleep BEFORE {event} ON {table} FOR EACH ROW "
+        f"SET @fault_slept = IF({condition}, SLEEP(30), 0)"
+    )
 
 
-KILL_POINTS = [
-    'SELECT "t1"."slug", "t1"."id"',  # after the locked read
-    'INSERT INTO "articles"',  # after the article upsert
-    'INSERT IGNORE INTO "tags"',  # after the new tags
-    'INSERT INTO "article_tags"',  # after the new pairs
-    'UPDATE "articles"',  # the archive, just before COMMIT
-]
+def kill_when_sleeping(admin: Any, session: int) -> threading.Thread:
+    """Kill ``session`` as soon as the server shows it inside the trigger's SLEEP (at most 10 s)."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 10
+        cursor = admin.cursor()
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s AND STATE = 'User sleep'",
+                (session,),
+            )
+            if cursor.fetchone()[0]:
+                cursor.execute(f"KILL {int(session)}")
+                return
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=watch)
+    thread.start()
+    return thread
 
 
 @pytest.mark.mysql
-@pytest.mark.parametrize("kill_after", KILL_POINTS)
+@pytest.mark.parametrize("kill_point", list(KILL_POINTS))
 def test_connection_killed_mid_apply_leaves_nothing_partial(
-    mysql_url: str, mysql_server: str, kill_after: str
+    mysql_url: str, mysql_server: str, kill_point: str
 ) -> None:
     # GIVEN a database with V1 and an admin session that can kill the worker's connection
     db = open_database(mysql_url)
@@ -75,41 +95,101 @@ def test_connection_killed_mid_apply_leaves_nothing_partial(
         store = PeeweeStore(db)
         user = store.add_user("alice", "a@example.com", 1)
         store.apply(user.id, V1, [], T0)
+        sleep_in_trigger(db, *KILL_POINTS[kill_point])
     before = snapshot(db, user.id)
     admin = server_from_url(mysql_server).connect()
     try:
-        # WHEN the connection is killed between two statements of the reconcile
+        # WHEN the connection is killed while the server runs that statement of the transaction
         with pytest.raises(DatabaseUnavailable), connection(db):
             worker_session = db.execute_sql("SELECT CONNECTION_ID()").fetchone()[0]
-            hook = fail_after(db, kill_after, lambda: admin.cursor().execute(f"KILL {int(worker_session)}"))
+            killer = kill_when_sleeping(admin, worker_session)
             try:
                 PeeweeStore(db).apply(user.id, V2, ["b"], at(60))
             finally:
-                db.query_hooks.remove(hook)
+                killer.join()
     finally:
         admin.close()
 
     # THEN nothing of V2 is visible, and the next job works on a fresh connection
     assert snapshot(db, user.id) == before
     with connection(db):
+        db.execute_sql("DROP TRIGGER fault_sleep")
         result = PeeweeStore(db).apply(user.id, V2, ["b"], at(60))
     assert (result.written, result.archived) == (2, 1)
 
 
-def test_failing_statement_mid_apply_rolls_everything_back(seeded: tuple[peewee.Database, int]) -> None:
+@pytest.mark.mysql
+def test_connection_killed_between_the_locked_read_and_the_writes_leaves_nothing_partial(
+    mysql_url: str, mysql_server: str
+) -> None:
+    # GIVEN a database with V1
+    db = open_database(mysql_url)
+    with connection(db):
+        create_tables(db)
+        store = PeeweeStore(db)
+        user = store.add_user("alice", "a@example.com", 1)
+        store.apply(user.id, V1, [], T0)
+    before = snapshot(db, user.id)
+    admin = server_from_url(mysql_server).connect()
+    killed: list[int] = []
+    try:
+        # WHEN the connection is killed once the rows were read under lock (the first round trip)
+        with pytest.raises(DatabaseUnavailable), connection(db):
+            worker_session = db.execute_sql("SELECT CONNECTION_ID()").fetchone()[0]
+
+            def kill_after_the_read(event: Any) -> None:
+                statements = getattr(event.params, "statements", ())
+                if not killed and any(s.startswith("SELECT") for s in statements):
+                    admin.cursor().execute(f"KILL {int(worker_session)}")
+                    killed.append(worker_session)
+
+            db.query_hooks.append(kill_after_the_read)
+            try:
+                PeeweeStore(db).apply(user.id, V2, ["b"], at(60))
+            finally:
+                db.query_hooks.remove(kill_after_the_read)
+    finally:
+        admin.close()
+
+    # THEN the kill landed between the two round trips, and nothing of V2 is visible
+    assert killed, "the locked read no longer travels on its own"
+    assert snapshot(db, user.id) == before
+
+
+@pytest.fixture
+def failing_tag_insert(seeded: tuple[peewee.Database, int]) -> Iterator[tuple[peewee.Database, int]]:
+    """``seeded`` with a trigger that fails every new article-tag pair, as a full disk would."""
     db, user_id = seeded
+    with connection(db):
+        if is_mysql(db):
+            db.execute_sql(
+                "CREATE TRIGGER fault_boom BEFORE INSERT ON article_tags FOR EACH ROW "
+                "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'disk full'"
+            )
+        else:
+            db.execute_sql(
+                "CREATE TRIGGER fault_boom BEFORE INSERT ON article_tags "
+                "BEGIN SELECT RAISE(ABORT, 'disk full'); END"
+            )
+    yield db, user_id
+    with connection(db):
+        db.execute_sql("DROP TRIGGER fault_boom")
+
+
+def test_failing_statement_mid_apply_rolls_everything_back(
+    failing_tag_insert: tuple[peewee.Database, int],
+) -> None:
+    db, user_id = failing_tag_insert
     before = snapshot(db, user_id)
 
-    def explode() -> None:
-        raise RuntimeError("disk full")
-
-    with pytest.raises(RuntimeError, match="disk full"), connection(db):
-        hook = fail_after(db, 'INSERT INTO "article_tags"', explode)
-        try:
+    # WHEN a statement late in the transaction fails (after the upsert and the new tags)
+    with connection(db):
+        with pytest.raises(peewee.PeeweeException, match="disk full"):
             PeeweeStore(db).apply(user_id, V2, ["b"], at(60))
-        finally:
-            db.query_hooks.remove(hook)
+        # THEN the same session sees none of it: the transaction was rolled back, not left open
+        same_session = PeeweeStore(db).load_index(user_id)
 
+    assert same_session == before[0]
     assert snapshot(db, user_id) == before
     assert db.is_closed()
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from function.db import connection, open_database
-from function.store import LockTimeout, PeeweeStore
+from function.db import connection, count_statements, open_database
+from function.store import LockTimeout, PeeweeStore, job_store
 
 
 @pytest.fixture
@@ -73,3 +73,33 @@ def test_waiter_gets_the_lock_when_the_holder_finishes(store: PeeweeStore, other
     # Taken after the holder left: a waiter with a long time-out simply gets it.
     assert try_lock(other_store, 1, timeout_s=5) is None
     assert time.monotonic() - holder_done_at < 5
+
+
+def test_a_jobs_lock_goes_with_its_connection_without_a_release_round_trip(
+    store: PeeweeStore, other_store: PeeweeStore, db_url: str
+) -> None:
+    # GIVEN a registered user and a job store on its own connection (as every delivery gets)
+    user = store.add_user("alice", "a@example.com", 7)
+    job_db = open_database(db_url)
+    with job_store(job_db) as job, count_statements(job_db) as seen:
+        with job.installation_user_locked(7, timeout_s=5) as locked:
+            assert locked is not None and locked.id == user.id
+            # WHILE the job holds it, nobody else gets it
+            assert isinstance(try_lock(other_store, user.id, timeout_s=0.3), LockTimeout)
+
+    # THEN the job sent no RELEASE_LOCK of its own, and the lock is free once its connection closed
+    assert not [s for s in seen.statements if "RELEASE_LOCK" in s.upper()]
+    assert job_db.is_closed()
+    assert try_lock(other_store, user.id, timeout_s=5) is None
+
+
+def test_a_job_inside_someone_elses_connection_releases_the_lock_itself(
+    store: PeeweeStore, other_store: PeeweeStore
+) -> None:
+    user = store.add_user("alice", "a@example.com", 7)
+    # The connection is already open (the caller's): job_store must not count on it closing.
+    with job_store(store.db) as job:
+        with job.installation_user_locked(7, timeout_s=5):
+            pass
+        assert not store.db.is_closed()
+        assert try_lock(other_store, user.id, timeout_s=0.3) is None

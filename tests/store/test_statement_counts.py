@@ -3,9 +3,12 @@ CHUNK_SIZE given articles at most)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
-from function.db import CHUNK_SIZE, StatementLog, count_statements
+from function.db import CHUNK_SIZE, StatementLog, connection, count_statements, open_database
+from function.models import create_tables
 from function.store import PeeweeStore
 from tests.store.builders import T0, article, at, moved
 
@@ -94,3 +97,50 @@ def test_huge_batches_add_only_one_statement_per_chunk(store: PeeweeStore) -> No
     inserts = [s for s in big.matching("INSERT") if "articles" in s.split("(")[0]]
     assert len(inserts) == 3
     assert big.count - small.count == 2  # the two extra article INSERTs, nothing else
+
+
+@pytest.fixture
+def mysql_store(mysql_url: str) -> Iterator[PeeweeStore]:
+    db = open_database(mysql_url)
+    with connection(db):
+        create_tables(db)
+        yield PeeweeStore(db)
+
+
+@pytest.mark.mysql
+@pytest.mark.parametrize("count", [1, 300])
+def test_on_mysql_a_whole_reconcile_write_is_one_round_trip(mysql_store: PeeweeStore, count: int) -> None:
+    # GIVEN articles synced, and the index read under the user's lock (as the worker does)
+    store = mysql_store
+    user = store.add_user("alice", "a@example.com", 1)
+    store.apply(user.id, [article(f"a{i}", tags=("t",)) for i in range(count)] + [article("old")], [], T0)
+    index = store.load_index(user.id)
+
+    # WHEN the push edits every article, changes all their tags and deletes one
+    changed = [article(f"a{i}", body="edited", tags=("t", f"u/{i % 3}")) for i in range(count)]
+    with count_statements(store.db) as seen:
+        result = store.apply(user.id, changed, ["old"], at(1), index=index)
+
+    # THEN BEGIN ... COMMIT, every statement of it, reached the server in one round trip
+    assert (result.written, result.archived) == (count, 1)
+    assert seen.round_trips == 1, seen.statements
+    assert seen.statements[0] == "BEGIN" and seen.statements[-1] == "COMMIT"
+    edited = store.published_article("alice", "a0")
+    assert edited is not None and edited.content == "edited" and edited.tags == ("t", "u/0")
+    archived = store.load_index(user.id)["old"]
+    assert archived.archived
+
+
+@pytest.mark.mysql
+def test_on_mysql_without_the_index_the_locked_read_adds_one_round_trip(mysql_store: PeeweeStore) -> None:
+    store = mysql_store
+    user = store.add_user("alice", "a@example.com", 1)
+    store.apply(user.id, [article("a", tags=("t",))], [], T0)
+
+    with count_statements(store.db) as seen:
+        store.apply(user.id, [article("a", body="edited", tags=("u",))], [], at(1))
+
+    assert seen.round_trips == 2, seen.statements
+    assert any("FOR UPDATE" in s for s in seen.statements)
+    found = store.published_article("alice", "a")
+    assert found is not None and found.tags == ("u",)
