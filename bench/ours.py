@@ -14,10 +14,9 @@ import peewee
 
 from bench.measure import Measured, measuring
 from bench.rig import INSTALLATION_ID, Rig
-from function.db import connection
 from function.envelope import PushRef
 from function.github_source import GitHubSource
-from function.store import PeeweeStore
+from function.store import job_store
 from function.worker import DeliveryInfo, Worker
 
 
@@ -36,9 +35,9 @@ def run_push(
     connects and closes, as every job does."""
     push = PushRef(repository=repository, branch="main", installation_id=INSTALLATION_ID)
     info = DeliveryInfo(delivery_id=delivery, event="push", received_at=datetime.now(UTC))
-    with measuring(rig, trace_memory=trace_memory) as measured, connection(db):
-        # Any: PeeweeStore's finish_delivery names its keywords, the worker's Protocol takes **fields.
-        store: Any = PeeweeStore(db)
+    # Any: PeeweeStore's finish_delivery names its keywords, the worker's Protocol takes **fields.
+    store: Any
+    with measuring(rig, trace_memory=trace_memory) as measured, job_store(db) as store:
         summary = Worker(store, source).process_push(info, push)
     if summary.failed:
         raise RuntimeError(f"our worker failed {summary.failed} files: {summary.failures[:3]}")

@@ -57,12 +57,10 @@ class Services:
     @contextlib.contextmanager
     def store(self) -> Iterator[Any]:
         """A store on a fresh connection, closed when the block ends (connect and close per job)."""
-        from function.db import connection
-        from function.store import PeeweeStore
+        from function.store import job_store
 
-        db = self.database()
-        with connection(db):
-            yield PeeweeStore(db)
+        with job_store(self.database()) as store:
+            yield store
 
     def source(self) -> ArticleSource:
         with self._lock:
