@@ -18,6 +18,9 @@ class RepoRef:
     full_name: str  # "owner/name"; ignored by the dir source
     branch: str | None  # None: the repository's default branch
     installation_id: int | None = None
+    # The head SHA the push reported. A source may read that commit's listing while it reads the
+    # branch head, and use it when the two agree (the usual case): one round trip instead of two.
+    pushed_head: str | None = None
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,9 @@ SHA changed are fetched and parsed, and the writes are a constant number of batc
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -176,20 +175,36 @@ class Worker:
                     },
                 )
                 raise UnknownInstallation(push.installation_id)
-            repo = RepoRef(push.repository, push.branch, push.installation_id)
-            # The listing starts as soon as the lock is held (the head must be read under it) and runs
-            # while the database answers whether this delivery is a duplicate: a duplicate wastes at
-            # most its two GitHub requests, every other delivery saves a round trip.
-            with _listing_ahead(self._source, repo) as listing:
+            repo = RepoRef(push.repository, push.branch, push.installation_id, pushed_head=push.after)
+            # GitHub and the database are both tens of milliseconds away, and neither needs the other
+            # until the writes: the repository is read (listing, changed files, parsing) on another
+            # thread as soon as the lock is held (the head must be read under it), while this thread
+            # loads the index the read diffs against, then asks whether the delivery is a duplicate and
+            # records its start. A duplicate wastes at most that read; every other delivery saves the
+            # database's round trips. The block ends only once the read is over.
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read") as pool:
+                index_loaded: Future[Mapping[str, Any]] = Future()
+                reading = pool.submit(self._read_when_indexed, repo, index_loaded)
+                try:
+                    index = self._store.load_index(user.id)
+                except BaseException as exc:
+                    index_loaded.set_exception(exc)
+                    raise
+                index_loaded.set_result(index)
                 previous = self._store.get_delivery(delivery.delivery_id)
                 if previous is not None and previous.outcome == "success":
                     return SyncSummary(skipped_reason="delivery already processed")
-                return self._process_locked(user, delivery, push, repo, listing)
+                return self._process_locked(user, delivery, push, index, reading)
 
     def _process_locked(
-        self, user: Any, delivery: DeliveryInfo, push: PushRef, repo: RepoRef, listing: Future[Snapshot]
+        self,
+        user: Any,
+        delivery: DeliveryInfo,
+        push: PushRef,
+        index: Mapping[str, Any],
+        reading: Future[_Read],
     ) -> SyncSummary:
-        """The delivery's work once its user's lock is held and its listing is on the way."""
+        """The delivery's work once its user's lock is held and the repository's read is on the way."""
         now = self._clock()
         self._store.start_delivery(
             delivery.delivery_id,
@@ -202,7 +217,7 @@ class Worker:
         if user.repository != push.repository:
             self._store.set_repository(user.id, push.repository)
         try:
-            summary = self._reconcile(user.id, repo, listing=listing)
+            summary = self._write(user.id, reading.result(), index)
         except Exception as exc:
             self._store.finish_delivery(
                 delivery.delivery_id,
@@ -238,44 +253,34 @@ class Worker:
             raise NotFound(f"no user named {name!r}")
         repo = RepoRef(user.repository or "", branch, user.installation_id)
         with self._store.user_lock(user.id, self._lock_timeout_s):
-            return self._reconcile(user.id, repo, progress)
+            index = self._store.load_index(user.id)
+            read = self._read(repo, self._source.snapshot(repo), index, progress)
+            return self._write(user.id, read, index)
 
-    def _reconcile(
-        self,
-        user_id: int,
-        repo: RepoRef,
-        progress: Progress | None = None,
-        *,
-        listing: Future[Snapshot] | None = None,
-    ) -> SyncSummary:
+    def _read_when_indexed(self, repo: RepoRef, index_loaded: Future[Mapping[str, Any]]) -> _Read:
+        snapshot = self._source.snapshot(repo)
+        return self._read(repo, snapshot, index_loaded.result())
+
+    def _read(
+        self, repo: RepoRef, snapshot: Snapshot, index: Mapping[str, Any], progress: Progress | None = None
+    ) -> _Read:
+        """Diff the listing against the index, fetch and parse what changed: no database access."""
         started = time.monotonic()
-        if listing is None:
-            snapshot = self._source.snapshot(repo)
-            index = self._store.load_index(user_id)
-        else:
-            index = self._store.load_index(user_id)
-            snapshot = listing.result()
-
         files_by_slug = {}
-        badly_named: list[FileFailure] = []
+        failures: list[FileFailure] = []
         for file in snapshot.files:
             slug = slug_for_path(file.path, self._articles_dir)
             if slug is not None:
                 files_by_slug[slug] = file
             elif is_article_path(file.path, self._articles_dir):
                 # An article file whose name cannot be a slug fails alone, with the parser's reason.
-                badly_named.append(FileFailure(file.path, _slug_error(file.path, self._articles_dir), False))
+                failures.append(FileFailure(file.path, _slug_error(file.path, self._articles_dir), False))
+        badly_named = len(failures)
         changed = [
             file
             for slug, file in files_by_slug.items()
             if (stored := index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived
         ]
-        summary = SyncSummary(
-            processed=len(files_by_slug) + len(badly_named),
-            fetched=len(changed),
-            head_sha=snapshot.head_sha,
-            failures=badly_named,
-        )
         if progress:
             progress(0, len(changed))
 
@@ -283,7 +288,7 @@ class Worker:
         results = self._source.fetch(repo, snapshot, changed) if changed else []
         for done, result in enumerate(results, start=1):
             if isinstance(result, FetchFailure):
-                summary.failures.append(FileFailure(result.path, result.message, result.retryable))
+                failures.append(FileFailure(result.path, result.message, result.retryable))
             else:
                 try:
                     parsed.append(
@@ -296,45 +301,57 @@ class Worker:
                         )
                     )
                 except ArticleParseError as exc:
-                    summary.failures.append(FileFailure(result.path, str(exc), retryable=False))
+                    failures.append(FileFailure(result.path, str(exc), retryable=False))
             if progress:
                 progress(done, len(changed))
-        for failure in summary.failures:
+        for failure in failures:
             log.warning(
                 "Article failed",
                 extra={"path": failure.path, "error": failure.message, "retryable": failure.retryable},
             )
+        return _Read(snapshot, set(files_by_slug), badly_named, len(changed), parsed, failures, started)
 
+    def _write(self, user_id: int, read: _Read, index: Mapping[str, Any]) -> SyncSummary:
+        """Apply a read to the database and sum it up."""
+        snapshot = read.snapshot
         # A truncated listing may just be missing paths: never archive from it.
         if snapshot.complete:
-            archive = [slug for slug, s in index.items() if slug not in files_by_slug and not s.archived]
+            archive = [slug for slug, s in index.items() if slug not in read.slugs and not s.archived]
         else:
             archive = []
             log.warning("Tree listing incomplete; nothing archived", extra={"head_sha": snapshot.head_sha})
 
         # The index was read under the user's lock, which is still held: apply need not read it again.
-        result = self._store.apply(user_id, parsed, archive, self._clock(), index=index)
-        summary.written = result.written
-        summary.archived = result.archived
-        summary.failed = len(summary.failures)
+        result = self._store.apply(user_id, read.parsed, archive, self._clock(), index=index)
+        summary = SyncSummary(
+            processed=len(read.slugs) + read.badly_named,
+            fetched=read.fetched,
+            head_sha=snapshot.head_sha,
+            failures=read.failures,
+            written=result.written,
+            archived=result.archived,
+            failed=len(read.failures),
+        )
         summary.succeeded = summary.processed - summary.failed
         log.info(
             "Reconciled articles",
-            extra={**summary.log_fields(), "duration_ms": round((time.monotonic() - started) * 1000, 1)},
+            extra={**summary.log_fields(), "duration_ms": round((time.monotonic() - read.started) * 1000, 1)},
         )
         return summary
 
 
-@contextlib.contextmanager
-def _listing_ahead(source: ArticleSource, repo: RepoRef) -> Iterator[Future[Snapshot]]:
-    """Read the repository's listing on another thread while the block talks to the database.
+@dataclass
+class _Read:
+    """What was read from the repository for one reconcile: the listing, the article slugs in it, how
+    many files were fetched, the parsed articles and the files that failed."""
 
-    The listing costs GitHub round trips, recording the delivery and loading the index cost database
-    round trips, and neither needs the other: overlapping them takes ~100 ms (two GitHub round trips)
-    off every push, a third of a push that changes nothing. The block ends only once the read is over.
-    """
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="listing") as pool:
-        yield pool.submit(source.snapshot, repo)
+    snapshot: Snapshot
+    slugs: set[str]
+    badly_named: int  # article files whose name cannot be a slug (among the failures)
+    fetched: int
+    parsed: list[ParsedArticle]
+    failures: list[FileFailure]
+    started: float  # time.monotonic() when the read began, for the log's duration
 
 
 def _slug_error(path: str, articles_dir: str) -> str:

@@ -80,6 +80,44 @@ def test_snapshot_of_an_unchanged_repository_costs_two_requests_after_the_token(
     assert github.requests[1].query == {"recursive": "1"}
 
 
+def test_snapshot_of_the_pushed_head_reads_head_and_listing_at_once(
+    github: GitHubStandIn, make_github_source: MakeSource
+) -> None:
+    # GIVEN a push whose reported head is still the branch head, and a stand-in that takes 200 ms a request
+    github.set_files(articles(3))
+    source = make_github_source().source
+    source.snapshot(MAIN)  # the token is cached
+    github.reset_records()
+    github.latency = 0.2
+
+    # WHEN the worker reads the snapshot with the pushed head
+    started = time.monotonic()
+    snapshot = source.snapshot(RepoRef(REPO, "main", 1, pushed_head=github.head()))
+    elapsed = time.monotonic() - started
+
+    # THEN still the head and one listing, but in one round trip's time instead of two
+    assert snapshot.head_sha == github.head() and len(snapshot.files) == 3
+    assert github.counts() == {"commit": 1, "tree": 1}
+    assert elapsed < 0.35, elapsed
+
+
+def test_snapshot_of_an_outdated_pushed_head_lists_the_current_head(
+    github: GitHubStandIn, make_github_source: MakeSource
+) -> None:
+    # GIVEN a push at one head, and a newer commit on the branch before the worker reads it
+    github.set_files(articles(3))
+    pushed = github.head()
+    github.update_files(dict([article("newer")]))
+
+    # WHEN the worker reads the snapshot with the outdated pushed head
+    snapshot = make_github_source().source.snapshot(RepoRef(REPO, "main", 1, pushed_head=pushed))
+
+    # THEN the listing is the current head's: never older than the branch
+    assert snapshot.head_sha == github.head() != pushed
+    assert "articles/newer.md" in [f.path for f in snapshot.files]
+    assert github.count("tree") == 2
+
+
 def test_snapshot_without_branch_reads_the_default_branch_first(
     github: GitHubStandIn, make_github_source: MakeSource, github_repo: RepoRef
 ) -> None:

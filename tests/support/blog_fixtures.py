@@ -84,9 +84,16 @@ class Blog:
         """Commit changes (None deletes) to the stand-in's default branch; returns the new head."""
         return self.github.update_files(files, repo=REPO)
 
+    def push_body(self, ref: str = "refs/heads/main") -> bytes:
+        """A push payload as GitHub sends it: ``after`` is the branch head the push produced."""
+        payload = push_payload(
+            ref=ref, installation_id=INSTALLATION_ID, repo=REPO, after=self.github.head(repo=REPO)
+        )
+        return json.dumps(payload).encode()
+
     def push(self, *, delivery: str = "d-1", ref: str = "refs/heads/main") -> Any:
         """A signed push delivery to the inline app; returns the Flask response."""
-        body = json.dumps(push_payload(ref=ref, installation_id=INSTALLATION_ID, repo=REPO)).encode()
+        body = self.push_body(ref)
         return self.client.post(
             "/webhooks/github", data=body, headers=github_headers(body, delivery=delivery)
         )
@@ -96,7 +103,7 @@ class Blog:
         pass-through, as Lambda's asynchronous invocation would. Returns the pass-through's result
         (or raises PassThroughFailed on a 5xx, as the real handler does)."""
         app = self.lambda_app()
-        body = json.dumps(push_payload(installation_id=INSTALLATION_ID, repo=REPO)).encode()
+        body = self.push_body()
         answer = app.test_client().post(
             "/webhooks/github", data=body, headers=github_headers(body, delivery=delivery)
         )
