@@ -33,7 +33,9 @@ def run_push(
 
     ``db`` is kept by the caller across runs, as a warm Lambda keeps its bound database; each run
     connects and closes, as every job does."""
-    push = PushRef(repository=repository, branch="main", installation_id=INSTALLATION_ID)
+    # As GitHub's push delivery does, the push names the head it produced.
+    pushed_head = rig.github.head(repo=repository)
+    push = PushRef(repository=repository, branch="main", installation_id=INSTALLATION_ID, after=pushed_head)
     info = DeliveryInfo(delivery_id=delivery, event="push", received_at=datetime.now(UTC))
     # Any: PeeweeStore's finish_delivery names its keywords, the worker's Protocol takes **fields.
     store: Any
