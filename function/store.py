@@ -362,8 +362,9 @@ class PeeweeStore:
         The statement count does not depend on the number of articles, except one more article INSERT
         per ``CHUNK_SIZE`` given articles (and one more key statement per ``KEY_CHUNK_SIZE``). When the
         whole write is one statement (a few edited articles, same tags, nothing archived) it runs on
-        its own, without BEGIN/COMMIT: one round trip. Nothing to write: no statement at all.
-        Raises ValueError for duplicate slugs.
+        its own, without BEGIN/COMMIT. On MySQL/TiDB any other write is one round trip too (BEGIN, the
+        statements and COMMIT sent together, see ``batched_transaction``), two without ``index``.
+        Nothing to write: no statement at all. Raises ValueError for duplicate slugs.
         """
         slugs = [a.slug for a in articles]
         if len(set(slugs)) != len(slugs):
