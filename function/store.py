@@ -189,6 +189,8 @@ _INDEX_COLUMNS = (
     Article.updated_at,
     Article.tags_hash,
 )
+# Slugs, SHAs, hashes, flags and times never hold a tab; the path, which may, is packed last.
+_PACKED_SEPARATOR = "\t"
 _VIEW_COLUMNS = (
     Article.id,
     Article.slug,
@@ -334,8 +336,53 @@ class PeeweeStore:
     @_translated
     def load_index(self, user_id: int) -> dict[str, StoredArticle]:
         """Every article of the user (archived included) by slug: one SELECT, no content columns."""
+        if is_mysql(self._db):
+            return self._load_packed_index(user_id)
         rows = self._rows(Article.select(*_INDEX_COLUMNS).where(Article.user == user_id))
         return {row[1]: StoredArticle(*row) for row in rows}
+
+    def _load_packed_index(self, user_id: int) -> dict[str, StoredArticle]:
+        """``load_index`` on MySQL/TiDB, with each row packed by the server into one tab-separated string.
+
+        PyMySQL decodes rows in pure Python, column by column: ten columns of a thousand articles cost
+        it about 35 ms of CPU, as much as the round trip itself, and every push of a large blog pays
+        it. One string per row is split in C and its times parsed with ``fromisoformat`` (about 10 ms).
+        The path, the one column that may hold a tab, comes last and is split off whole."""
+        rows = self._rows(
+            Article.select(
+                fn.CONCAT_WS(
+                    _PACKED_SEPARATOR,
+                    Article.id,
+                    Article.slug,
+                    Article.blob_sha,
+                    Article.content_hash,
+                    Article.archived,
+                    fn.IFNULL(Article.published_at, ""),
+                    Article.created_at,
+                    Article.updated_at,
+                    Article.tags_hash,
+                    Article.path,
+                )
+            ).where(Article.user == user_id)
+        )
+        index: dict[str, StoredArticle] = {}
+        for (packed,) in rows:
+            row_id, slug, blob, content, archived, published, created, updated, tags, path = packed.split(
+                _PACKED_SEPARATOR, 9
+            )
+            index[slug] = StoredArticle(
+                id=int(row_id),
+                slug=slug,
+                path=path,
+                blob_sha=blob,
+                content_hash=content,
+                archived=archived != "0",
+                published_at=datetime.fromisoformat(published) if published else None,
+                created_at=datetime.fromisoformat(created),
+                updated_at=datetime.fromisoformat(updated),
+                tags_hash=tags,
+            )
+        return index
 
     @_translated
     def apply(

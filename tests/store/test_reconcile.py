@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from function.db import count_statements
-from function.store import PeeweeStore, UserRecord
+from function.store import PeeweeStore, UserRecord, tags_hash
 from tests.store.builders import T0, article, at, moved
 
 
@@ -200,3 +200,27 @@ def test_updated_at_order_survives_subsecond_updates(store: PeeweeStore, user: U
     store.apply(user.id, [article("a", body="1")], [], datetime(2026, 1, 1, 0, 0, 0, 100))
     store.apply(user.id, [article("a", body="2")], [], datetime(2026, 1, 1, 0, 0, 0, 900))
     assert store.load_index(user.id)["a"].updated_at.microsecond == 900
+
+
+def test_load_index_reads_back_every_field_as_written(store: PeeweeStore, user: UserRecord) -> None:
+    # On MySQL the index comes back packed into one string per row: every field must survive it,
+    # a path holding the separator, an unset published_at, a whole second and an archived flag included.
+    whole_second = datetime(2026, 3, 1, 9, 30, 15)
+    draft = article("draft", publish=False, tags=("b", "a"), path="articles/odd\tname.md")
+    store.apply(user.id, [draft, article("gone")], [], whole_second)
+    store.apply(user.id, [], ["gone"], at(1))
+
+    index = store.load_index(user.id)
+
+    stored = index["draft"]
+    assert stored.path == "articles/odd\tname.md"
+    assert (stored.blob_sha, stored.content_hash) == (draft.blob_sha, draft.content_hash)
+    assert stored.published_at is None
+    assert stored.created_at == stored.updated_at == whole_second
+    assert stored.archived is False
+    assert stored.tags_hash == tags_hash(("a", "b"))
+    assert isinstance(stored.id, int)
+    gone = index["gone"]
+    assert gone.archived is True
+    assert gone.published_at == whole_second
+    assert gone.id != stored.id
