@@ -227,6 +227,9 @@ class GitHubStandIn:
         self._tree_limit: int | None = None
         self._corrupt: dict[str, bytes] = {}
         self._tarballs: dict[str, bytes] = {}
+        # Tree bodies by (repository, commit, recursive, limit): a commit never changes, and GitHub
+        # serves trees from a cache too; the benchmark's worker shares this process and its CPU.
+        self._trees: dict[tuple[str, str, bool, int | None], bytes] = {}
         self._routes: list[_Route] = []
         self._commit_counter = itertools.count(1)
         self._in_flight = 0
@@ -614,15 +617,21 @@ class GitHubStandIn:
         sha = self._resolve(repo, match["ref"])
         if sha is None:
             raise _NotFound
+        recursive = request.query.get("recursive") not in (None, "", "0", "false")
         with self._lock:
             tree = dict(repo.commits[sha])
             limit = self._tree_limit
-        recursive = request.query.get("recursive") not in (None, "", "0", "false")
-        entries = _tree_entries(tree, sha, recursive, {s: len(repo.blobs[s]) for s in tree.values()})
-        truncated = limit is not None and len(entries) > limit
-        if limit is not None:
-            entries = entries[:limit]
-        return json_response({"sha": sha, "tree": entries, "truncated": truncated})
+            key = (f"{match['owner']}/{match['name']}", sha, recursive, limit)
+            body = self._trees.get(key)
+        if body is None:
+            entries = _tree_entries(tree, sha, recursive, {s: len(repo.blobs[s]) for s in tree.values()})
+            truncated = limit is not None and len(entries) > limit
+            if limit is not None:
+                entries = entries[:limit]
+            body = json_response({"sha": sha, "tree": entries, "truncated": truncated}).body
+            with self._lock:
+                self._trees[key] = body
+        return StandInResponse(200, body, {"Content-Type": JSON_TYPE})
 
     def _get_blob(self, request: StandInRequest, match: re.Match[str]) -> StandInResponse:
         repo = self._repo(match)
