@@ -63,13 +63,20 @@ def cli() -> None:
 @cli.command("init-db")
 @pass_context
 def init_db(ctx: Context) -> None:
-    """Create the tables (idempotent)."""
+    """Create the tables (idempotent); refuse a database whose tables an older version made."""
     from function.db import connection
-    from function.models import create_tables
+    from function.models import create_tables, schema_differences
 
     db = ctx.services().database()
     with connection(db):
         create_tables(db)
+        differences = schema_differences(db)
+    if differences:
+        raise BlogApiError(
+            "the database's tables were made by another version of blog-api ("
+            + "; ".join(differences)
+            + "): migrate them, or for a local database made by `make run`, delete .data/ and run again"
+        )
     click.echo("database ready")
 
 

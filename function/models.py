@@ -188,3 +188,31 @@ def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
     for model in models:
         if model._meta.table_name not in existing:
             peewee.SchemaManager(model, db).create_all(safe=True)
+
+
+def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:
+    """How the existing tables differ from what this version of blog-api reads and writes: a column it
+    needs that is missing, or a column it does not know that refuses rows without it (NOT NULL, no
+    default). Empty when they agree. Tables that do not exist yet are ``create_tables``' business.
+
+    There is no migration tool yet: a database made by an older version is reported, not altered, so
+    that nobody's data is changed behind their back."""
+    db = unwrap(db)
+    from function.sweep_state import SweepState
+
+    existing = set(db.get_tables())
+    differences = []
+    models: tuple[type[BaseModel], ...] = (*MODELS, SweepState)
+    for model in models:
+        table = model._meta.table_name
+        if table not in existing:
+            continue
+        wanted = {field.column_name for field in model._meta.sorted_fields}
+        present = {column.name: column for column in db.get_columns(table)}
+        for name in sorted(wanted - present.keys()):
+            differences.append(f"{table}.{name} is missing")
+        for name in sorted(present.keys() - wanted):
+            column = present[name]
+            if not column.null and column.default is None and not column.primary_key:
+                differences.append(f"{table}.{name} is not known to this version and is NOT NULL")
+    return differences
