@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-RECEIVED = "Received GitHub webhook"
-COMPLETE = "Webhook processing complete"
+from function.logs import COMPLETE_MESSAGE as COMPLETE
+from function.logs import RECEIVED_MESSAGE as RECEIVED
+
 # CloudWatch's JSON filter: only these two kinds of lines cross the network. (moto ignores JSON
 # patterns and returns everything; ``pair`` filters again, so both agree.)
 FILTER_PATTERN = f'{{ ($.message = "{RECEIVED}") || ($.message = "{COMPLETE}") }}'

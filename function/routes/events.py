@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from flask import Blueprint, request
 
 from function import envelope, installations, metrics, redelivery
 from function.delivery import Skip, classify_push, decode_payload
-from function.errors import Forbidden, Unavailable
+from function.errors import BlogApiError, Forbidden, Unavailable
 from function.routes import services
-from function.routes.processing import run_push
+from function.routes.processing import log_complete, run_push
 
 log = logging.getLogger(__name__)
 
@@ -40,16 +41,16 @@ def make_blueprint(path: str) -> Blueprint:
             return redelivery.run_scheduled(svc, metrics.for_current_app()).to_json(), 200
         env = envelope.parse_and_verify(settings.webhook_secret, raw)
 
-        if env.event in installations.EVENTS:
-            return installations.apply_envelope(svc, env)
-        if env.event != "push":
-            return {"status": "skipped", "reason": f"event {env.event!r} is not handled"}, 200
         push = env.push
-        if push is None:
+        skip_reason = f"event {env.event!r} is not handled"
+        if env.event == "push" and push is None:
             decision = classify_push(decode_payload(env.body or b""), settings.article_branch)
             if isinstance(decision, Skip):
-                return {"status": "skipped", "reason": decision.reason}, 200
-            push = decision
+                skip_reason = decision.reason
+            else:
+                push = decision
+        if env.event != "push" or push is None:
+            return _finish_here(svc, env, skip_reason)
         summary = run_push(env.delivery, env.event, env.received_at, push)
         if summary.retryable:
             # Committed what could be; answer 5xx so Lambda retries and fetches only what failed.
@@ -60,3 +61,19 @@ def make_blueprint(path: str) -> Blueprint:
         return summary.to_json(), 200
 
     return blueprint
+
+
+def _finish_here(svc: Any, env: envelope.Envelope, skip_reason: str) -> tuple[dict[str, Any], int]:
+    """A delivery that is not a sync ends here, with its completion line: an installation event is
+    applied, anything else skipped."""
+    started = time.perf_counter()
+    try:
+        if env.event in installations.EVENTS:
+            answer, status = installations.apply_envelope(svc, env)
+        else:
+            answer, status = {"status": "skipped", "reason": skip_reason}, 200
+    except BlogApiError as exc:
+        log_complete(env.delivery, started, "rejected", status=exc.status, error=exc.code)
+        raise
+    log_complete(env.delivery, started, str(answer.get("status", "")), status=status)
+    return answer, status

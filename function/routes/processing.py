@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from function import metrics
 from function.envelope import PushRef
+from function.logs import COMPLETE_MESSAGE
 from function.routes import services
 
 if TYPE_CHECKING:
@@ -44,24 +45,23 @@ def run_push(delivery: str, event: str, received_at: str | None, push: PushRef) 
             summary = svc.worker(store).process_push(info, push)
     except Exception as exc:
         metrics.record_processing_error(delivery, type(exc).__name__)
-        log.warning(
-            "Webhook processing failed",
-            extra={
-                "delivery": delivery,
-                "error_type": type(exc).__name__,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-            },
-        )
+        log_complete(delivery, started, "failed", level=logging.WARNING, error_type=type(exc).__name__)
         raise
-    duration_ms = round((time.perf_counter() - started) * 1000, 1)
-    log.info(
-        "Webhook processing complete",
-        extra={
-            "delivery": delivery,
-            "duration_ms": duration_ms,
-            "outcome": summary.outcome,
-            **summary.log_fields(),
-        },
-    )
+    duration_ms = log_complete(delivery, started, summary.outcome, **summary.log_fields())
     metrics.record_processing(summary, duration_ms, delivery)
     return summary
+
+
+def log_complete(
+    delivery: str, started: float, outcome: str, *, level: int = logging.INFO, **fields: object
+) -> float:
+    """Log ``Webhook processing complete`` for a delivery that is done, whatever became of it, with the
+    counts section 8 of the contract names (zero when nothing was synced). Returns its duration_ms."""
+    duration_ms = round((time.perf_counter() - started) * 1000, 1)
+    counts = {"processed": 0, "succeeded": 0, "failed": 0}
+    log.log(
+        level,
+        COMPLETE_MESSAGE,
+        extra={"delivery": delivery, "duration_ms": duration_ms, "outcome": outcome, **counts, **fields},
+    )
+    return duration_ms
