@@ -52,6 +52,8 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
         UnknownUser,
         # e.g. "no such table": the one line says so; `blog-api init-db` is the usual fix.
         peewee.DatabaseError,
+        # e.g. a sqlite folder that cannot be created, a payload file that cannot be read.
+        OSError,
     )
 
 

@@ -15,11 +15,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 import peewee
 import pymysql
 from pymysql.constants import CLIENT
+
+from function.database_url import parse_database_url
 
 log = logging.getLogger(__name__)
 _peewee_log = logging.getLogger("peewee")
@@ -34,9 +35,6 @@ CHUNK_SIZE = 500
 # bound parameters, and a few hundred KB per statement at most.
 KEY_CHUNK_SIZE = 5000
 
-CONNECT_TIMEOUT_S = 5
-READ_TIMEOUT_S = 30
-WRITE_TIMEOUT_S = 30
 # MySQL/TiDB: a transaction's statements travel together, several per round trip (multi-statements), up
 # to this many bytes per round trip. Through Lambda → proxy → Tailnet → TiDB a round trip is 30-40 ms,
 # more than the server spends on the statements of a sync; 4 MB stays far below max_allowed_packet.
@@ -63,15 +61,15 @@ _CONNECTION_ERRORS = frozenset(
     }
 )
 
-_BOOL_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False}
-_MYSQL_BOOL_ARGS = {"ssl_verify_cert", "ssl_verify_identity", "ssl_disabled"}
-_MYSQL_STR_ARGS = {"ssl_ca", "ssl_cert", "ssl_key", "ssl_key_password", "charset", "init_command"}
-_MYSQL_INT_ARGS = {"connect_timeout", "read_timeout", "write_timeout"}
-
 
 class DatabaseUnavailable(Exception):
     """The database could not be reached, the connection dropped or timed out, or the transaction was
     aborted by the server (deadlock, lock wait). Nothing was committed; worth retrying."""
+
+
+class DatabaseNotInitialised(DatabaseUnavailable):
+    """The database answers but has no tables: retryable, since the delivery succeeds once someone
+    runs ``blog-api init-db`` (before Lambda's retries run out)."""
 
 
 @dataclass(frozen=True)
@@ -201,71 +199,20 @@ def open_database(url: str) -> peewee.Database:
     ``mysql://user:pw@host:port/db?ssl_ca=/path&ssl_verify_identity=true``: PyMySQL, utf8mb4, autocommit,
     connect/read/write time-outs (overridable in the query string), TLS settings from the query string.
     ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``: creates the parent folder; WAL,
-    busy time-out and foreign keys on. Raises ValueError for anything else.
+    busy time-out and foreign keys on. Raises DatabaseUrlError (a ValueError) for anything else.
     """
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme == "mysql":
-        try:
-            port = parts.port
-        except ValueError:
-            # urllib's message quotes the "port", which is part of the password when the password holds
-            # an unencoded "/" or "?": say what is wrong without it (and without its traceback).
-            raise ValueError(
-                "the database URL's host:port is malformed (URL-encode special characters in the password)"
-            ) from None
-        return _open_mysql(parts.hostname, port, parts.username, parts.password, parts.path, parts.query)
-    if scheme == "sqlite":
-        return _open_sqlite(url[len("sqlite://") :])
-    raise ValueError(f"unsupported database URL scheme {scheme!r}: expected mysql:// or sqlite:///")
-
-
-def _open_mysql(
-    host: str | None, port: int | None, user: str | None, password: str | None, path: str, query: str
-) -> peewee.Database:
-    name = unquote(path.lstrip("/"))
-    if not host or not name:
-        raise ValueError("a mysql:// database URL needs a host and a database name")
-    params: dict[str, Any] = {
-        "host": host,
-        "port": port or 3306,
-        "user": unquote(user or ""),
-        "password": unquote(password or ""),
-        "charset": "utf8mb4",
-        "connect_timeout": CONNECT_TIMEOUT_S,
-        "read_timeout": READ_TIMEOUT_S,
-        "write_timeout": WRITE_TIMEOUT_S,
-    }
-    for key, value in parse_qsl(query, keep_blank_values=True):
-        if key in _MYSQL_BOOL_ARGS:
-            # PyMySQL reads any non-empty string as true ("false" included): convert explicitly.
-            if value.lower() not in _BOOL_WORDS:
-                raise ValueError(f"database URL option {key} must be true or false")
-            params[key] = _BOOL_WORDS[value.lower()]
-        elif key in _MYSQL_INT_ARGS:
-            if not value.isdigit():
-                raise ValueError(f"database URL option {key} must be a whole number of seconds")
-            params[key] = int(value)
-        elif key in _MYSQL_STR_ARGS:
-            params[key] = value
-        else:
-            raise ValueError(f"unknown database URL option {key!r}")
-    return _MySQLDatabase(name, **params)
-
-
-def _open_sqlite(path: str) -> peewee.Database:
-    if not path.startswith("/"):
-        raise ValueError("a sqlite database URL looks like sqlite:///relative.db or sqlite:////abs.db")
-    path = unquote(path[1:])
-    if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    target = parse_database_url(url)
+    if target.kind == "mysql":
+        return _MySQLDatabase(target.name, **target.params)
+    if target.name != ":memory:":
+        Path(target.name).parent.mkdir(parents=True, exist_ok=True)
     pragmas = {
         "journal_mode": "wal",
         "busy_timeout": 5000,
         "foreign_keys": 1,
         "synchronous": "normal",
     }
-    return _SqliteDatabase(path, pragmas=pragmas, timeout=5)
+    return _SqliteDatabase(target.name, pragmas=pragmas, timeout=5)
 
 
 def bind(url: str) -> peewee.Database:
@@ -307,6 +254,16 @@ def is_connection_error(exc: BaseException) -> bool:
     return False
 
 
+def is_missing_table(exc: BaseException) -> bool:
+    """True when ``exc`` says a table does not exist: a database nobody ran ``init-db`` against."""
+    for err in _causes(exc):
+        if isinstance(err, pymysql.err.ProgrammingError) and err.args and err.args[0] == 1146:
+            return True
+        if isinstance(err, sqlite3.OperationalError) and str(err).startswith("no such table"):
+            return True
+    return False
+
+
 def _causes(exc: BaseException) -> Iterator[BaseException]:
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -330,6 +287,10 @@ def translate_errors() -> Iterator[None]:
     except (peewee.PeeweeException, pymysql.err.Error, sqlite3.Error, OSError) as exc:
         if is_connection_error(exc):
             raise DatabaseUnavailable(_describe(exc)) from exc
+        if is_missing_table(exc):
+            raise DatabaseNotInitialised(
+                "the database has no blog-api tables yet: run `blog-api init-db` against it"
+            ) from exc
         raise
 
 

@@ -7,11 +7,15 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from function.database_url import parse_database_url
 from function.errors import ConfigError
 from shared import names
 
 # Reads SSM parameters by name (SecureString decrypted) and returns {name: value}.
 ParameterReader = Callable[[Sequence[str]], dict[str, str]]
+
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,11 @@ class Settings:
             raise ConfigError(f"{names.ENV_ARTICLE_SOURCE} must be 'github' or 'dir:PATH'")
         if not self.pass_through_path.startswith("/"):
             raise ConfigError(f"{names.ENV_PASS_THROUGH_PATH} must start with '/'")
+        if self.log_level not in _LOG_LEVELS:
+            raise ConfigError(f"{names.ENV_LOG_LEVEL} must be one of {', '.join(_LOG_LEVELS)}")
+        # Refused now, naming the setting, rather than as a 500 on every request (and Lambda retrying
+        # a configuration error until the dead-letter queue).
+        parse_database_url(self.database_url)
 
     @property
     def lambda_mode(self) -> bool:

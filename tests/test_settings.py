@@ -68,3 +68,26 @@ def test_flask_run_without_secret_stops_with_a_message_naming_the_setting(tmp_pa
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "GITHUB_WEBHOOK_SECRET" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        (names.ENV_DATABASE_URL, "nonsense"),
+        (names.ENV_DATABASE_URL, "sqlite:///"),
+        (names.ENV_DATABASE_URL, "mysql://u:pw@h/db?ssl_ca=/no/such/ca.pem"),
+        (names.ENV_LOG_LEVEL, "verbose"),
+    ],
+)
+def test_a_malformed_setting_refuses_the_start_naming_it(variable: str, value: str) -> None:
+    # A bad value must stop the app at start-up with its name, not answer 500 on every request.
+    with pytest.raises(ConfigError, match=f"^{variable}"):
+        Settings.from_env({names.ENV_WEBHOOK_SECRET: "s", variable: value}, lambda wanted: {})
+
+
+def test_a_database_url_from_ssm_is_checked_too() -> None:
+    with pytest.raises(ConfigError, match=r"^DATABASE_URL: unsupported scheme"):
+        Settings.from_env(
+            {names.ENV_WEBHOOK_SECRET: "s", names.ENV_DATABASE_URL_PARAM: "/blog/db"},
+            lambda wanted: {"/blog/db": "postgres://u:pw@h/db"},
+        )

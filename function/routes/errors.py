@@ -51,10 +51,25 @@ def to_response(exc: BaseException) -> tuple[Response, int]:
         log.warning("Source refused", extra={"error": str(exc)})
         return error_response(422, "SOURCE_REFUSED", str(exc)[:500])
     if isinstance(exc, retryable_errors()):
+        # The details (hosts, ports, paths) go to the log; whoever called, a blog reader included, gets
+        # what happened in general terms.
         log.warning("Dependency unavailable", extra={"error_type": type(exc).__name__, "error": str(exc)})
-        return error_response(503, "UNAVAILABLE", f"{type(exc).__name__}: {exc}"[:500])
+        return error_response(503, "UNAVAILABLE", _public_reason(exc))
     log.exception("Unhandled error")
     return error_response(500, "INTERNAL", "internal error")
+
+
+def _public_reason(exc: BaseException) -> str:
+    from function.db import DatabaseNotInitialised, DatabaseUnavailable
+    from function.store import LockTimeout
+
+    if isinstance(exc, DatabaseNotInitialised):
+        return str(exc)  # the fix, and nothing about the server
+    if isinstance(exc, DatabaseUnavailable):
+        return "the database is unavailable; try again later"
+    if isinstance(exc, LockTimeout):
+        return "another sync of this user is still running; try again later"
+    return "the article source is unavailable; try again later"
 
 
 def init_app(app: Flask) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from function.db import connection, open_database
+from function.db import DatabaseNotInitialised, connection, open_database
 from function.models import create_tables, schema_differences
+from function.store import PeeweeStore
 from tests.ops.helpers import run_cli
 
 
@@ -52,3 +53,11 @@ def test_init_db_refuses_an_older_schema_with_one_line_that_says_what_to_do(
     assert result.stderr.count("\n") == 1
     assert "articles.tags_hash is missing" in result.stderr
     assert "migrate them" in result.stderr
+
+
+def test_a_database_without_tables_is_reported_as_not_initialised(db_url: str) -> None:
+    # Retryable (503) and saying what to run, on both backends' "no such table" errors.
+    db = open_database(db_url)
+    with pytest.raises(DatabaseNotInitialised, match="init-db"), connection(db):
+        PeeweeStore(db).get_user("alice")
+    db.close()

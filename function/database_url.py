@@ -1,0 +1,105 @@
+"""``DATABASE_URL`` read and checked without touching a database (standard library only, so settings can
+refuse a malformed URL at start-up without the accept path importing the database stack).
+
+``mysql://user:pw@host:port/db?ssl_ca=/path&ssl_verify_identity=true`` (TiDB, MySQL, MariaDB) or
+``sqlite:///relative/path.db`` / ``sqlite:////absolute/path.db``. Error messages never quote the URL: it
+holds the password.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from function.errors import ConfigError
+from shared.names import ENV_DATABASE_URL
+
+CONNECT_TIMEOUT_S = 5
+READ_TIMEOUT_S = 30
+WRITE_TIMEOUT_S = 30
+
+_BOOL_WORDS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False}
+_MYSQL_BOOL_ARGS = {"ssl_verify_cert", "ssl_verify_identity", "ssl_disabled"}
+_MYSQL_FILE_ARGS = {"ssl_ca", "ssl_cert", "ssl_key"}
+_MYSQL_STR_ARGS = _MYSQL_FILE_ARGS | {"ssl_key_password", "charset", "init_command"}
+_MYSQL_INT_ARGS = {"connect_timeout", "read_timeout", "write_timeout"}
+
+
+class DatabaseUrlError(ConfigError, ValueError):
+    """DATABASE_URL cannot be used; the message says why without quoting it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"{ENV_DATABASE_URL}: {reason}")
+
+
+@dataclass(frozen=True)
+class DatabaseTarget:
+    """What a database URL names: ``kind`` "mysql" (``name`` and PyMySQL's ``params``) or "sqlite"
+    (``name`` is the file path, or ":memory:")."""
+
+    kind: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def parse_database_url(url: str) -> DatabaseTarget:
+    """The target of ``url``; raises DatabaseUrlError for anything blog-api cannot open."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "mysql":
+        try:
+            port = parts.port
+        except ValueError:
+            # urllib's message quotes the "port", which is part of the password when the password holds
+            # an unencoded "/" or "?": say what is wrong without it (and without its traceback).
+            raise DatabaseUrlError(
+                "host:port is malformed (URL-encode special characters in the password)"
+            ) from None
+        return _mysql(parts.hostname, port, parts.username, parts.password, parts.path, parts.query)
+    if scheme == "sqlite":
+        return _sqlite(url[len("sqlite://") :])
+    raise DatabaseUrlError(f"unsupported scheme {scheme!r}: expected mysql:// or sqlite:///")
+
+
+def _mysql(
+    host: str | None, port: int | None, user: str | None, password: str | None, path: str, query: str
+) -> DatabaseTarget:
+    name = unquote(path.lstrip("/"))
+    if not host or not name:
+        raise DatabaseUrlError("a mysql:// URL needs a host and a database name")
+    params: dict[str, Any] = {
+        "host": host,
+        "port": port or 3306,
+        "user": unquote(user or ""),
+        "password": unquote(password or ""),
+        "charset": "utf8mb4",
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "read_timeout": READ_TIMEOUT_S,
+        "write_timeout": WRITE_TIMEOUT_S,
+    }
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if key in _MYSQL_BOOL_ARGS:
+            # PyMySQL reads any non-empty string as true ("false" included): convert explicitly.
+            if value.lower() not in _BOOL_WORDS:
+                raise DatabaseUrlError(f"option {key} must be true or false")
+            params[key] = _BOOL_WORDS[value.lower()]
+        elif key in _MYSQL_INT_ARGS:
+            if not value.isdigit():
+                raise DatabaseUrlError(f"option {key} must be a whole number of seconds")
+            params[key] = int(value)
+        elif key in _MYSQL_STR_ARGS:
+            # A missing CA file would otherwise surface at the first connection, as a traceback.
+            if key in _MYSQL_FILE_ARGS and not os.path.isfile(value):
+                raise DatabaseUrlError(f"option {key}: no such file {value!r}")
+            params[key] = value
+        else:
+            raise DatabaseUrlError(f"unknown option {key!r}")
+    return DatabaseTarget("mysql", name, params)
+
+
+def _sqlite(path: str) -> DatabaseTarget:
+    if not path.startswith("/") or not path[1:]:
+        raise DatabaseUrlError("a sqlite URL looks like sqlite:///relative.db or sqlite:////abs.db")
+    return DatabaseTarget("sqlite", unquote(path[1:]))
