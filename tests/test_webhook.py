@@ -237,7 +237,16 @@ def test_payload_refused_as_too_large_is_retried_compact(make_settings: Any) -> 
 
 def test_answers_are_json_for_unknown_routes_and_methods(lambda_client: FlaskClient) -> None:
     assert_error(lambda_client.get("/nope"), 404, "NOT_FOUND")
-    assert_error(lambda_client.get(URL), 405, "METHOD_NOT_ALLOWED")
+    wrong_method = lambda_client.get(URL)
+    assert_error(wrong_method, 405, "METHOD_NOT_ALLOWED")
+    assert wrong_method.headers["Allow"] == "POST"  # HTTP requires a 405 to name the allowed methods
+
+
+def test_options_gets_the_json_405_not_an_empty_html_page(lambda_client: FlaskClient) -> None:
+    for path in (URL, "/healthz", "/users/alice/articles"):
+        answer = lambda_client.options(path)
+        assert_error(answer, 405, "METHOD_NOT_ALLOWED")
+        assert "OPTIONS" not in answer.headers["Allow"]
 
 
 def test_healthz(lambda_client: FlaskClient) -> None:

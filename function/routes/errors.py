@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from flask import Flask, Response, jsonify
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from function.errors import BlogApiError
 
@@ -43,7 +43,13 @@ def to_response(exc: BaseException) -> tuple[Response, int]:
         return error_response(exc.status, exc.code, exc.message)
     if isinstance(exc, HTTPException):
         status = exc.code or 500
-        return error_response(status, _HTTP_CODES.get(status, "HTTP_ERROR"), exc.description or exc.name)
+        response, status = error_response(
+            status, _HTTP_CODES.get(status, "HTTP_ERROR"), exc.description or exc.name
+        )
+        if isinstance(exc, MethodNotAllowed) and exc.valid_methods:
+            # HTTP requires a 405 to say which methods the resource has.
+            response.headers["Allow"] = ", ".join(sorted(exc.valid_methods))
+        return response, status
     from function.source import SourcePermanentError
 
     if isinstance(exc, SourcePermanentError):
