@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +13,7 @@ import click
 from function.errors import BlogApiError, ConfigError
 from function.services import Services
 from function.settings import Settings
+from shared.names import ENV_GITHUB_APP_ID, ENV_WEBHOOK_SECRET_PARAM
 
 
 class Context:
@@ -256,6 +258,9 @@ def send_webhook(
     from function.send_webhook import build_push, encode, send
     from function.settings import ssm_parameter_reader
 
+    if not secret_param and not secret:
+        # As the app reads its settings: the parameter only when the plain variable is unset.
+        secret_param = os.environ.get(ENV_WEBHOOK_SECRET_PARAM) or None
     if secret_param:
         # The same proxy settings the app reads, NO_PROXY included.
         env = Settings.from_env(require_secret=False)
@@ -264,7 +269,10 @@ def send_webhook(
             raise ConfigError(f"SSM parameter {secret_param} was not found")
         secret = values[secret_param]
     if not secret:
-        raise ConfigError("no secret: pass --secret, --secret-param or set GITHUB_WEBHOOK_SECRET")
+        raise ConfigError(
+            "no secret: pass --secret or --secret-param, or set GITHUB_WEBHOOK_SECRET "
+            "(or GITHUB_WEBHOOK_SECRET_PARAM)"
+        )
     if payload_file is not None:
         body = payload_file.read()
     elif event == "ping":
@@ -276,7 +284,15 @@ def send_webhook(
         body = urlencode({"payload": body.decode("utf-8")}).encode()
         content_type = "application/x-www-form-urlencoded"
     try:
-        sent = send(url, secret, body, event=event, delivery=delivery, content_type=content_type)
+        sent = send(
+            url,
+            secret,
+            body,
+            event=event,
+            delivery=delivery,
+            content_type=content_type,
+            app_id=os.environ.get(ENV_GITHUB_APP_ID),
+        )
     except Exception as exc:  # any transport failure is reported as one line
         raise ConfigError(f"could not send to {url}: {type(exc).__name__}: {exc}") from exc
     click.echo(f"status: {sent.status}")

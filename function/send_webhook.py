@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import time
 import uuid
@@ -66,16 +68,25 @@ def send(
     delivery: str | None = None,
     content_type: str = "application/json",
     timeout: float = 15.0,
+    app_id: str | None = None,
     post: Callable[..., Any] | None = None,
 ) -> Sent:
-    """POST ``body`` to ``url`` with GitHub's headers, the signature computed over these exact bytes."""
+    """POST ``body`` to ``url`` with GitHub's headers, the signatures computed over these exact bytes.
+
+    A GitHub App's delivery names the App as its hook's target (``app_id``, "0" when unknown) and still
+    carries the legacy SHA-1 signature next to the SHA-256 one."""
     import urllib3
 
     delivery = delivery or str(uuid.uuid4())
+    # GitHub still sends the SHA-1 signature for receivers that predate SHA-256.
+    legacy = hmac.new(secret.encode(), body, hashlib.sha1).hexdigest()
     headers = {
         "X-GitHub-Event": event,
         "X-GitHub-Delivery": delivery,
         "X-GitHub-Hook-ID": "0",
+        "X-GitHub-Hook-Installation-Target-Type": "integration",
+        "X-GitHub-Hook-Installation-Target-ID": app_id or "0",
+        "X-Hub-Signature": f"sha1={legacy}",
         "X-Hub-Signature-256": sign(secret, body),
         "User-Agent": USER_AGENT,
         "Content-Type": content_type,

@@ -81,8 +81,9 @@ def test_payload_file_is_sent_byte_for_byte_and_signed_over_those_bytes(
 
     # WHEN it is sent
     result = run_cli(
-        "send-webhook", recorder.url, "--secret", SECRET, "--payload", str(payload), "--delivery", "d-42"
-    )
+        "send-webhook", recorder.url, "--secret", SECRET, "--payload", str(payload), "--delivery", "d-42",
+        env={"GITHUB_APP_ID": "4242"},
+    )  # fmt: skip
 
     # THEN the server got those bytes, signed over them, with GitHub's headers
     assert result.exit_code == 0, result.stderr
@@ -93,6 +94,11 @@ def test_payload_file_is_sent_byte_for_byte_and_signed_over_those_bytes(
     assert got.headers["x-github-delivery"] == "d-42"
     assert got.headers["user-agent"].startswith("GitHub-Hookshot/")
     assert got.headers["content-type"] == "application/json"
+    # GitHub's legacy SHA-1 signature, and the App as the hook's target, as on an App's delivery
+    sha1 = hmac.new(SECRET.encode(), got.body, hashlib.sha1).hexdigest()
+    assert got.headers["x-hub-signature"] == f"sha1={sha1}"
+    assert got.headers["x-github-hook-installation-target-type"] == "integration"
+    assert got.headers["x-github-hook-installation-target-id"] == "4242"
 
 
 def test_status_body_and_latency_are_printed(recorder: Recorder) -> None:
@@ -152,6 +158,22 @@ def test_secret_is_read_from_ssm_with_secret_param(recorder: Recorder, aws_env: 
         result = run_cli(
             "send-webhook", recorder.url, "--secret-param", "/d-st/webhook-secret",
             env={"GITHUB_WEBHOOK_SECRET": None},
+        )  # fmt: skip
+
+    assert result.exit_code == 0, result.stderr
+    assert recorder.signature_ok(recorder.requests[0])
+
+
+def test_secret_parameter_from_the_environment_is_read_as_the_app_reads_it(
+    recorder: Recorder, aws_env: None
+) -> None:
+    # The CLI reads the app's settings: GITHUB_WEBHOOK_SECRET_PARAM when GITHUB_WEBHOOK_SECRET is unset.
+    with mock_aws():
+        boto3.client("ssm").put_parameter(Name="/d-st/webhook-secret", Value=SECRET, Type="SecureString")
+
+        result = run_cli(
+            "send-webhook", recorder.url,
+            env={"GITHUB_WEBHOOK_SECRET": None, "GITHUB_WEBHOOK_SECRET_PARAM": "/d-st/webhook-secret"},
         )  # fmt: skip
 
     assert result.exit_code == 0, result.stderr
