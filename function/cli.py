@@ -137,10 +137,21 @@ def users_set_installation(ctx: Context, name: str, installation_id: int) -> Non
 @cli.command("sync")
 @click.option("--user", "user_name", required=True)
 @click.option("--branch", default=None, help="branch to read (default: ARTICLE_BRANCH or the default branch)")
+@click.option(
+    "--repository", default=None, help="owner/name to read (default: the one learned from the user's pushes)"
+)
 @pass_context
-def sync(ctx: Context, user_name: str, branch: str | None) -> None:
+def sync(ctx: Context, user_name: str, branch: str | None, repository: str | None) -> None:
     """Full scan now: reconcile every article of the user's repository."""
     services = ctx.services()
+    if services.settings.source_dir is None and not repository:
+        with services.store() as store:
+            user = store.get_user(user_name)
+        if user is not None and not user.repository:
+            raise ConfigError(
+                f"user {user_name!r} has no repository yet (it is learned from their first push): "
+                "pass --repository owner/name"
+            )
     interactive = sys.stdout.isatty()
     bar: Any = None
 
@@ -157,7 +168,10 @@ def sync(ctx: Context, user_name: str, branch: str | None) -> None:
         worker = services.worker(store)
         try:
             summary = worker.sync_user(
-                user_name, branch=branch or services.settings.article_branch, progress=progress
+                user_name,
+                branch=branch or services.settings.article_branch,
+                repository=repository,
+                progress=progress,
             )
         finally:
             if bar is not None:

@@ -245,13 +245,19 @@ class Worker:
         return summary
 
     def sync_user(
-        self, name: str, *, branch: str | None = None, progress: Progress | None = None
+        self,
+        name: str,
+        *,
+        branch: str | None = None,
+        repository: str | None = None,
+        progress: Progress | None = None,
     ) -> SyncSummary:
-        """A full scan for one user now (the CLI's ``sync``), under the same lock as deliveries."""
+        """A full scan for one user now (the CLI's ``sync``), under the same lock as deliveries.
+        ``repository`` (owner/name) overrides the one learned from the user's pushes."""
         user = self._store.get_user(name)
         if user is None:
             raise NotFound(f"no user named {name!r}")
-        repo = RepoRef(user.repository or "", branch, user.installation_id)
+        repo = RepoRef(repository or user.repository or "", branch, user.installation_id)
         with self._store.user_lock(user.id, self._lock_timeout_s):
             index = self._store.load_index(user.id)
             read = self._read(repo, self._source.snapshot(repo), index, progress)
