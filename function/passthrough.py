@@ -29,8 +29,20 @@ def dispatch(app: Any, event: Any, context: Any) -> Any:
     if is_http_event(event):
         import serverless_wsgi
 
-        return serverless_wsgi.handle_request(app, event, context)
+        try:
+            return serverless_wsgi.handle_request(app, event, context)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            # serverless-wsgi builds the WSGI environ without checking the event (no headers, a body
+            # that is not base64...); the app itself answers every error, so what escapes is the
+            # event's shape. Raising would make Lambda retry an event that can never succeed.
+            log.warning("Malformed HTTP event", extra={"error_type": type(exc).__name__})
+            return _bad_http_event()
     return post_to_pass_through(app, event)
+
+
+def _bad_http_event() -> dict[str, Any]:
+    body = {"error": "BAD_REQUEST", "message": "the HTTP event could not be read"}
+    return {"statusCode": 400, "headers": {"Content-Type": "application/json"}, "body": json.dumps(body)}
 
 
 def post_to_pass_through(app: Any, event: Any) -> dict[str, Any]:

@@ -120,6 +120,32 @@ def test_non_envelope_event_is_a_permanent_400(lambda_app: Flask) -> None:
     assert answer["statusCode"] == 400
 
 
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"requestContext": {"http": {}}},
+        {
+            "version": "2.0",
+            "rawPath": "/healthz",
+            "requestContext": {"http": {"method": "GET", "path": "/healthz"}},
+        },
+        {"httpMethod": "GET", "path": "/healthz", "requestContext": {}},
+        {
+            **as_http_event("apiGatewayProxyV2Event", "POST", "/webhooks/github", b"{}", {}),
+            "isBase64Encoded": True,
+            "body": "!!!not base64",
+        },
+    ],
+)
+def test_a_malformed_http_event_is_a_400_returned_not_raised(
+    lambda_app: Flask, event: dict[str, Any]
+) -> None:
+    # Raising would make Lambda retry an event that can never be read.
+    answer = dispatch(lambda_app, event, None)
+    assert answer["statusCode"] == 400
+    assert json.loads(answer["body"])["error"] == "BAD_REQUEST"
+
+
 def test_5xx_from_the_pass_through_route_raises_so_lambda_retries(make_settings: Any, tmp_path: Any) -> None:
     # GIVEN a worker whose database cannot be reached (a closed port)
     from function.app import create_app
