@@ -164,16 +164,20 @@ class Worker:
         """
         with self._store.installation_user_locked(push.installation_id, self._lock_timeout_s) as user:
             if user is None:
+                fix = (
+                    f"blog-api users set-installation --name <user> --installation-id {push.installation_id}"
+                )
                 log.error(
                     "Unknown installation",
                     extra={
                         "delivery": delivery.delivery_id,
                         "installation_id": push.installation_id,
                         "repository": push.repository,
-                        "fix": f"blog-api users set-installation --name <user> "
-                        f"--installation-id {push.installation_id}",
+                        "fix": fix,
                     },
                 )
+                # Recorded too, so `blog-api deliveries` shows why nothing synced, with the fix.
+                self._record_refused(delivery, push, f"unknown installation {push.installation_id}: {fix}")
                 raise UnknownInstallation(push.installation_id)
             repo = RepoRef(push.repository, push.branch, push.installation_id, pushed_head=push.after)
             # GitHub and the database are both tens of milliseconds away, and neither needs the other
@@ -195,6 +199,28 @@ class Worker:
                 if previous is not None and previous.outcome == "success":
                     return SyncSummary(skipped_reason="delivery already processed")
                 return self._process_locked(user, delivery, push, index, reading)
+
+    def _record_refused(self, delivery: DeliveryInfo, push: PushRef, error: str) -> None:
+        now = self._clock()
+        self._store.start_delivery(
+            delivery.delivery_id,
+            delivery.event,
+            push.installation_id,
+            push.repository,
+            delivery.received_at,
+            now,
+        )
+        self._store.finish_delivery(
+            delivery.delivery_id,
+            head_sha=None,
+            processed=0,
+            succeeded=0,
+            failed=0,
+            archived=0,
+            outcome="failed",
+            error=error,
+            now=now,
+        )
 
     def _process_locked(
         self,

@@ -210,6 +210,11 @@ def test_an_unknown_installation_on_a_push_logs_the_exact_fix(
     line = json.loads(JsonFormatter().format(record))
     assert line["fix"] == "blog-api users set-installation --name <user> --installation-id 999"
     assert line["delivery"] == "p-1"
+    # and `blog-api deliveries` shows the failure with the same fix
+    with blog.store() as store:
+        [recorded] = [d for d in store.recent_deliveries(10) if d.delivery_id == "p-1"]
+    assert recorded.outcome == "failed" and recorded.installation_id == 999
+    assert recorded.error is not None and line["fix"] in recorded.error
 
 
 @pytest.mark.parametrize("installation_id", [0, -1, 2**63, True, "7"])
