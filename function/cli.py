@@ -105,6 +105,7 @@ def users_add(
     ctx: Context, name: str, email: str, installation_id: int | None, repository: str | None, if_missing: bool
 ) -> None:
     """Register a user."""
+    _check_new_user(name, email, installation_id, repository)
     with ctx.store() as store:
         existing = store.get_user(name)
         if existing is not None and if_missing:
@@ -112,6 +113,23 @@ def users_add(
             return
         user = store.add_user(name, email, installation_id, repository)
     click.echo(f"added: {_user_line(user)}")
+
+
+def _check_new_user(name: str, email: str, installation_id: int | None, repository: str | None) -> None:
+    """What the database would take but nobody could use: the name is a URL path segment
+    (``/users/<name>/articles``) and at most 100 characters."""
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name):
+        raise BlogApiError(
+            "--name must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    if "@" not in email.strip("@") or any(c.isspace() for c in email) or len(email) > 255:
+        raise BlogApiError("--email must be an e-mail address")
+    if installation_id is not None and not 0 < installation_id < 2**63:
+        raise BlogApiError("--installation-id must be a positive number")
+    if repository is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+        raise BlogApiError("--repository must look like owner/name")
 
 
 @users.command("list")

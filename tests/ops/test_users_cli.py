@@ -1,0 +1,56 @@
+"""``blog-api users add`` / ``users list``: registering who the blog serves (CONTRACT section 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.ops.helpers import run_cli
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str | None]:
+    values: dict[str, str | None] = {
+        "DATABASE_URL": f"sqlite:///{tmp_path}/blog.db",
+        "GITHUB_WEBHOOK_SECRET": None,
+    }
+    assert run_cli("init-db", env=values).exit_code == 0
+    return values
+
+
+def test_a_user_is_added_once_and_listed(env: dict[str, str | None]) -> None:
+    added = run_cli(
+        "users", "add", "--name", "alice", "--email", "a@example.com", "--installation-id", "7", env=env
+    )
+    again = run_cli("users", "add", "--name", "alice", "--email", "b@example.com", env=env)
+    listed = run_cli("users", "list", env=env)
+
+    assert added.exit_code == 0 and added.stdout.startswith("added: alice\ta@example.com\tinstallation=7")
+    assert again.exit_code == 1 and again.stderr.count("\n") == 1 and "alice" in again.stderr
+    assert listed.stdout.splitlines() == ["alice\ta@example.com\tinstallation=7\trepository=-"]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("--name", "", "--name must be"),
+        ("--name", "al/ice", "--name must be"),
+        ("--name", "x" * 101, "--name must be"),
+        ("--email", "", "--email must be"),
+        ("--email", "not an address", "--email must be"),
+        ("--installation-id", "0", "--installation-id must be"),
+        ("--repository", "just-a-name", "--repository must look like owner/name"),
+    ],
+)
+def test_values_nobody_could_use_are_refused_in_one_line(
+    env: dict[str, str | None], option: str, value: str, says: str
+) -> None:
+    fields = {"--name": "alice", "--email": "a@example.com", option: value}
+    argv = [item for pair in fields.items() for item in pair]
+
+    result = run_cli("users", "add", *argv, env=env)
+
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: {says}") and result.stderr.count("\n") == 1
+    assert run_cli("users", "list", env=env).stdout == ""
