@@ -102,4 +102,7 @@ def _mysql(
 def _sqlite(path: str) -> DatabaseTarget:
     if not path.startswith("/") or not path[1:]:
         raise DatabaseUrlError("a sqlite URL looks like sqlite:///relative.db or sqlite:////abs.db")
+    if "?" in path:
+        # Otherwise the options would silently become part of the file's name.
+        raise DatabaseUrlError("a sqlite URL takes no options")
     return DatabaseTarget("sqlite", unquote(path[1:]))

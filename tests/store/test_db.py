@@ -65,6 +65,7 @@ def test_mysql_url_gives_tls_and_time_out_arguments(tmp_path: Path) -> None:
         "mysql://u:p@h/db?read_timeout=soon",
         "sqlite://relative.db",
         "sqlite:///",
+        "sqlite:////tmp/blog.db?mode=ro",
         "nonsense",
         "mysql://u:s3cret-pw@h/db?ssl_ca=/no/such/ca.pem",
         "mysql://u:s3cret/pw@h:4000/db",
