@@ -36,6 +36,11 @@ def is_installation_id(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_INSTALLATION_ID
 
 
+# The longest event name and delivery id a delivery may carry (the deliveries table's columns).
+EVENT_MAX_CHARS = 64
+DELIVERY_ID_MAX_CHARS = 100
+
+
 @dataclass(frozen=True)
 class PushRef:
     """What the worker needs from a push delivery."""
@@ -151,6 +156,12 @@ def parse_and_verify(secret: str, raw: bytes) -> Envelope:
     event, delivery, received_at = data.get("event"), data.get("delivery"), data.get("receivedAt")
     if not isinstance(event, str) or not event or not isinstance(delivery, str):
         raise BadRequest("envelope needs string 'event' and 'delivery'")
+    if len(event) > EVENT_MAX_CHARS or not 0 < len(delivery) <= DELIVERY_ID_MAX_CHARS:
+        # The deliveries table's columns; the webhook route cuts GitHub's headers to these lengths.
+        raise BadRequest(
+            f"envelope 'event' is at most {EVENT_MAX_CHARS} characters, "
+            f"'delivery' 1 to {DELIVERY_ID_MAX_CHARS}"
+        )
     if received_at is not None and not isinstance(received_at, str):
         raise BadRequest("envelope 'receivedAt' must be a string")
     sig = data.get("signature")

@@ -15,6 +15,7 @@ from typing import Any
 import peewee
 
 from function.db import database_proxy, unwrap
+from function.envelope import DELIVERY_ID_MAX_CHARS, EVENT_MAX_CHARS
 
 OUTCOMES = ("processing", "success", "partial", "failed", "skipped")
 ERROR_MAX_CHARS = 4000
@@ -154,8 +155,8 @@ class ArticleTag(BaseModel):
 
 
 class Delivery(BaseModel):
-    delivery_id = TextKeyField(max_length=100, primary_key=True)  # X-GitHub-Delivery
-    event = StringField(max_length=64)
+    delivery_id = TextKeyField(max_length=DELIVERY_ID_MAX_CHARS, primary_key=True)  # X-GitHub-Delivery
+    event = StringField(max_length=EVENT_MAX_CHARS)
     installation_id = peewee.BigIntegerField(null=True)
     repository = StringField(max_length=255, null=True)
     received_at = UtcDateTimeField(index=True)

@@ -36,9 +36,9 @@ def receive() -> tuple[dict[str, Any], int]:
     through the self-invoke) leaves the completion line to the worker, which logs it however it ends."""
     started = time.perf_counter()
     body = request.get_data(cache=True)
-    event = _header("X-GitHub-Event", 64)  # the deliveries table keeps 64
+    event = _header("X-GitHub-Event", envelope.EVENT_MAX_CHARS)
     # Without GitHub's id, make one up: a shared placeholder would make later deliveries "duplicates".
-    delivery = _header("X-GitHub-Delivery", 100) or f"no-id-{uuid.uuid4()}"
+    delivery = _header("X-GitHub-Delivery", envelope.DELIVERY_ID_MAX_CHARS) or f"no-id-{uuid.uuid4()}"
     log.info(RECEIVED_MESSAGE, extra={"delivery": delivery, "event": event, "bytes": len(body)})
     handed_off = False
 

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from function.db import open_database
+from function.models import Delivery
 from function.passthrough import dispatch
 from function.routes.events import PASS_THROUGH_ENVIRON_KEY
 from function.signature import sign
@@ -269,6 +270,14 @@ class WriteCounter:
     def assert_nothing_written(self) -> None:
         assert self.rows() == (0, 0), "a hostile request wrote to the database"
 
+    def assert_nothing_synced(self) -> None:
+        """No article written; the only rows allowed are failed deliveries from an installation nobody
+        holds (a signed push is recorded so `blog-api deliveries` shows why nothing synced)."""
+        refusal = (Delivery.outcome == "failed") & Delivery.error.startswith("unknown installation ")
+        assert self.rows()[1] == 0, "a hostile request wrote an article"
+        others = Delivery.select().where(~refusal | Delivery.error.is_null()).bind(self.db).count()
+        assert others == 0, "a hostile request recorded more than its refusal"
+
 
 @pytest.fixture
 def writes(blog: Blog, db_url: str) -> Iterator[WriteCounter]:
@@ -409,11 +418,12 @@ FORM = "application/x-www-form-urlencoded"
 
 @SIGNED
 @given(payload=wrong_shape_pushes(), form=st.booleans(), delivery_id=header_values)
-def test_signed_push_of_the_wrong_shape_is_refused_in_both_modes_and_writes_nothing(
+def test_signed_push_of_the_wrong_shape_is_refused_in_both_modes_and_syncs_nothing(
     blog: Blog, writes: WriteCounter, payload: Any, form: bool, delivery_id: str
 ) -> None:
     # GIVEN a validly signed push whose JSON can never sync (wrong types, missing fields, nobody's
-    # installation, installation ids far outside any integer column)
+    # installation, installation ids far outside any integer column); only the refusal of nobody's
+    # installation is recorded
     body = encode(payload, form)
     headers = github_headers(body, delivery=delivery_id, content_type=FORM if form else "application/json")
 
@@ -430,7 +440,7 @@ def test_signed_push_of_the_wrong_shape_is_refused_in_both_modes_and_writes_noth
     for event in blog.invoker.payloads[queued:]:
         result = dispatch(blog.lambda_app(), json.loads(event), None)
         assert_clean_answer(result["statusCode"], json.dumps(result["body"]).encode())
-    writes.assert_nothing_written()
+    writes.assert_nothing_synced()
 
 
 @SIGNED
@@ -445,7 +455,7 @@ def test_signed_push_of_the_wrong_shape_is_refused_in_both_modes_and_writes_noth
     ),
     delivery_id=st.one_of(header_values, json_garbage),
 )
-def test_signed_compact_envelope_of_the_wrong_shape_is_a_4xx_and_writes_nothing(
+def test_signed_compact_envelope_of_the_wrong_shape_is_a_4xx_and_syncs_nothing(
     blog: Blog, writes: WriteCounter, push: dict[str, Any], delivery_id: Any
 ) -> None:
     # GIVEN a compact envelope signed with the secret around a push that can never sync
@@ -460,7 +470,7 @@ def test_signed_compact_envelope_of_the_wrong_shape_is_a_4xx_and_writes_nothing(
     result = dispatch(blog.lambda_app(), fields, None)
     assert 400 <= result["statusCode"] < 500
     assert_clean_answer(result["statusCode"], json.dumps(result["body"]).encode())
-    writes.assert_nothing_written()
+    writes.assert_nothing_synced()
 
 
 @settings(FUZZ, max_examples=25)
@@ -527,4 +537,23 @@ def test_valid_push_with_a_forged_signature_is_refused_401_everywhere_and_writes
     # THEN it is refused as unauthorized and nothing was written
     assert status == 401, raw
     assert assert_clean_answer(status, raw)["error"] == "UNAUTHORIZED"
+    writes.assert_nothing_written()
+
+
+def test_a_signed_envelope_whose_delivery_id_does_not_fit_is_a_400_not_a_database_error(
+    blog: Blog, writes: WriteCounter
+) -> None:
+    # GIVEN a compact envelope signed with our secret, for the registered installation, whose
+    # delivery id is longer than the deliveries table holds (MariaDB would refuse the row: a 500, and
+    # Lambda retrying an event that can never succeed)
+    from function.envelope import DELIVERY_ID_MAX_CHARS, PushRef, build_compact
+
+    push = PushRef(repository="octo/blog", branch="main", installation_id=INSTALLATION_ID)
+    event = build_compact(
+        secret=SECRET, event="push", delivery="x" * (DELIVERY_ID_MAX_CHARS + 1), push=push, received_at=""
+    )
+
+    # WHEN Lambda passes it through THEN it is refused for good, and nothing is written
+    result = dispatch(blog.lambda_app(), json.loads(event), None)
+    assert result["statusCode"] == 400
     writes.assert_nothing_written()
