@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -118,8 +119,6 @@ def users_add(
 def _check_new_user(name: str, email: str, installation_id: int | None, repository: str | None) -> None:
     """What the database would take but nobody could use: the name is a URL path segment
     (``/users/<name>/articles``) and at most 100 characters."""
-    import re
-
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name):
         raise BlogApiError(
             "--name must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"

@@ -177,7 +177,8 @@ class Worker:
                     },
                 )
                 # Recorded too, so `blog-api deliveries` shows why nothing synced, with the fix.
-                self._record_refused(delivery, push, f"unknown installation {push.installation_id}: {fix}")
+                self._start(delivery, push)
+                self._finish_failed(delivery, f"unknown installation {push.installation_id}: {fix}")
                 raise UnknownInstallation(push.installation_id)
             repo = RepoRef(push.repository, push.branch, push.installation_id, pushed_head=push.after)
             # GitHub and the database are both tens of milliseconds away, and neither needs the other
@@ -200,16 +201,17 @@ class Worker:
                     return SyncSummary(skipped_reason="delivery already processed")
                 return self._process_locked(user, delivery, push, index, reading)
 
-    def _record_refused(self, delivery: DeliveryInfo, push: PushRef, error: str) -> None:
-        now = self._clock()
+    def _start(self, delivery: DeliveryInfo, push: PushRef) -> None:
         self._store.start_delivery(
             delivery.delivery_id,
             delivery.event,
             push.installation_id,
             push.repository,
             delivery.received_at,
-            now,
+            self._clock(),
         )
+
+    def _finish_failed(self, delivery: DeliveryInfo, error: str) -> None:
         self._store.finish_delivery(
             delivery.delivery_id,
             head_sha=None,
@@ -219,7 +221,7 @@ class Worker:
             archived=0,
             outcome="failed",
             error=error,
-            now=now,
+            now=self._clock(),
         )
 
     def _process_locked(
@@ -231,31 +233,13 @@ class Worker:
         reading: Future[_Read],
     ) -> SyncSummary:
         """The delivery's work once its user's lock is held and the repository's read is on the way."""
-        now = self._clock()
-        self._store.start_delivery(
-            delivery.delivery_id,
-            delivery.event,
-            push.installation_id,
-            push.repository,
-            delivery.received_at,
-            now,
-        )
+        self._start(delivery, push)
         if user.repository != push.repository:
             self._store.set_repository(user.id, push.repository)
         try:
             summary = self._write(user.id, reading.result(), index)
         except Exception as exc:
-            self._store.finish_delivery(
-                delivery.delivery_id,
-                head_sha=None,
-                processed=0,
-                succeeded=0,
-                failed=0,
-                archived=0,
-                outcome="failed",
-                error=f"{type(exc).__name__}: {exc}"[:2000],
-                now=self._clock(),
-            )
+            self._finish_failed(delivery, f"{type(exc).__name__}: {exc}"[:2000])
             raise
         self._store.finish_delivery(
             delivery.delivery_id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,6 +13,7 @@ from flask import Blueprint, request
 
 from function import envelope, installations, metrics, signature
 from function.delivery import Skip, classify_push, decode_payload
+from function.envelope import PushRef
 from function.errors import BadRequest, BlogApiError
 from function.invoker import PayloadTooLarge
 from function.logs import RECEIVED_MESSAGE
@@ -29,41 +30,45 @@ def _header(name: str, limit: int = 200) -> str | None:
     return value[:limit] if value is not None else None
 
 
+@dataclass(frozen=True)
+class _ProcessInline:
+    """Inline mode's answer to a push: process it inside the request."""
+
+    event: str
+    push: PushRef
+    received_at: str
+
+
 @blueprint.post(WEBHOOK_ROUTE)
 def receive() -> tuple[dict[str, Any], int]:
-    """Every delivery, signed or not, logs ``Received GitHub webhook`` first and
-    ``Webhook processing complete`` when it is done here; a push handed to the worker (inline or
-    through the self-invoke) leaves the completion line to the worker, which logs it however it ends."""
+    """Every delivery, signed or not, logs ``Received GitHub webhook`` first and one
+    ``Webhook processing complete`` when it is done. The worker logs the completion of what it runs: a
+    push processed inline, and whatever was handed to it through the self-invoke (answered 202)."""
     started = time.perf_counter()
     body = request.get_data(cache=True)
     event = _header("X-GitHub-Event", envelope.EVENT_MAX_CHARS)
     # Without GitHub's id, make one up: a shared placeholder would make later deliveries "duplicates".
     delivery = _header("X-GitHub-Delivery", envelope.DELIVERY_ID_MAX_CHARS) or f"no-id-{uuid.uuid4()}"
     log.info(RECEIVED_MESSAGE, extra={"delivery": delivery, "event": event, "bytes": len(body)})
-    handed_off = False
-
-    def hand_off() -> None:
-        nonlocal handed_off
-        handed_off = True
-
     try:
-        answer, status = _receive(body, event, delivery, started, hand_off)
+        outcome = _receive(body, event, delivery, started)
     except BlogApiError as exc:
-        if not handed_off:
-            log_complete(delivery, started, "rejected", status=exc.status, error=exc.code)
+        log_complete(delivery, started, "rejected", status=exc.status, error=exc.code)
         raise
     except Exception as exc:
-        if not handed_off:
-            log_complete(delivery, started, "failed", level=logging.ERROR, error_type=type(exc).__name__)
+        log_complete(delivery, started, "failed", level=logging.ERROR, error_type=type(exc).__name__)
         raise
-    if not handed_off:
+    if isinstance(outcome, _ProcessInline):
+        return run_push(delivery, outcome.event, outcome.received_at, outcome.push).to_json(), 200
+    answer, status = outcome
+    if status != 202:
         log_complete(delivery, started, str(answer.get("status", "")), status=status)
     return answer, status
 
 
 def _receive(
-    body: bytes, event: str | None, delivery: str, started: float, hand_off: Callable[[], None]
-) -> tuple[dict[str, Any], int]:
+    body: bytes, event: str | None, delivery: str, started: float
+) -> tuple[dict[str, Any], int] | _ProcessInline:
     svc = services()
     settings = svc.settings
     # The signature is checked over the raw bytes before anything else is parsed.
@@ -77,10 +82,7 @@ def _receive(
     if event == "ping":
         return {"status": "pong"}, 200
     if event in installations.EVENTS:
-        answer, status = installations.accept(svc, event, delivery, sig or "", body, payload, received_at)
-        if status == 202:
-            hand_off()  # the worker applies it and logs its completion
-        return answer, status
+        return installations.accept(svc, event, delivery, sig or "", body, payload, received_at)
     if event != "push":
         return {"status": "skipped", "reason": f"event {event!r} is not handled"}, 200
 
@@ -92,9 +94,7 @@ def _receive(
     invoker = svc.invoker()
     if invoker is None:
         # Inline mode (local development): process inside the request.
-        hand_off()
-        summary = run_push(delivery, event, received_at, decision)
-        return summary.to_json(), 200
+        return _ProcessInline(event, decision, received_at)
 
     payload_bytes = envelope.build(
         secret=settings.webhook_secret,
@@ -119,7 +119,6 @@ def _receive(
             received_at=received_at,
         )
         invoker.invoke(compact)
-    hand_off()  # queued: the worker's run logs the completion
     accept_ms = round((time.perf_counter() - started) * 1000, 2)
     log.info(
         "Queued GitHub webhook",
