@@ -63,7 +63,7 @@ def measure_accept(sizes: tuple[int, ...], calls: int, endpoint_url: str) -> dic
     """p50 / p99 over ``calls`` warm deliveries of an N-article push, for each N. The sizes take turns
     call by call, so whatever else the machine does falls on all of them alike."""
     from function.app import create_app
-    from function.invoker import LambdaInvoker, lambda_client_factory
+    from function.aws.invoker import LambdaInvoker, lambda_client_factory
     from function.settings import Settings
     from tests.support.deliveries import SECRET, github_headers, push_payload
 

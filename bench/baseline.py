@@ -24,12 +24,12 @@ import peewee
 
 from bench.measure import Measured, measuring
 from bench.rig import INSTALLATION_ID, Rig
-from function.articles import ParsedArticle
-from function.db import connection
-from function.github_app import API_VERSION, GITHUB_JSON, GitHubAppAuth
-from function.http import HttpClient
-from function.models import User
-from function.parsing import parse_article
+from function.articles.parse import parse_article
+from function.articles.parsed import ParsedArticle
+from function.github.app_auth import API_VERSION, GITHUB_JSON, GitHubAppAuth
+from function.github.http import HttpClient
+from function.store.db import connection
+from function.store.models import User
 
 ARTICLES_DIR = "articles"
 

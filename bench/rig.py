@@ -16,9 +16,9 @@ from typing import Any
 import peewee
 
 from bench.latency_relay import LatencyRelay
-from function.db import connection, open_database
-from function.models import create_tables
-from function.store import PeeweeStore
+from function.store.db import connection, open_database
+from function.store.facade import PeeweeStore
+from function.store.models import create_tables
 from tests.support.github_fixtures import AppKey, GitHubClientParts, build_github_source, generate_app_key
 from tests.support.github_standin import GitHubStandIn
 from tests.support.mariadb import ENV_TEST_DATABASE_URL, ServerInfo, ThrowawayMariaDB, server_from_url
@@ -45,7 +45,7 @@ class Rig:
 
     def github_client(self) -> GitHubClientParts:
         """A GitHubSource on the stand-in with the production HTTP client settings (time-outs, retries)."""
-        from function.http import HttpClient
+        from function.github.http import HttpClient
 
         return build_github_source(self.github, self.key, http=HttpClient())
 

@@ -6,10 +6,12 @@ from typing import Any
 
 from flask import Flask
 
-from function.logs import configure_logging
-from function.routes import articles, errors, events, health, webhook
+from function.api import health, http_errors, read_routes
+from function.observability.logs import configure_logging
+from function.receiver import webhook_route
 from function.services import Services
 from function.settings import Settings
+from function.worker import events_route
 
 # GitHub caps a delivery at 25 MB; leave room for form encoding.
 MAX_DELIVERY_BYTES = 30 * 1024 * 1024
@@ -40,9 +42,9 @@ def create_app(
     # runs; without merging, such a path is simply unknown: a JSON 404 like every other bad URL.
     app.url_map.merge_slashes = False
 
-    errors.init_app(app)
+    http_errors.init_app(app)
     app.register_blueprint(health.blueprint)
-    app.register_blueprint(webhook.blueprint)
-    app.register_blueprint(events.make_blueprint(settings.pass_through_path))
-    app.register_blueprint(articles.blueprint)
+    app.register_blueprint(webhook_route.blueprint)
+    app.register_blueprint(events_route.make_blueprint(settings.pass_through_path))
+    app.register_blueprint(read_routes.blueprint)
     return app

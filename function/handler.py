@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from function.passthrough import dispatch
+from function.aws.dispatch import dispatch
 
 _app: Any = None
 

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from function.invoker import LambdaInvoker, SelfInvoker, lambda_client_factory
+from function.aws.invoker import LambdaInvoker, SelfInvoker, lambda_client_factory
 from function.settings import Settings
-from function.source import ArticleSource
+from function.sources.port import ArticleSource
 
 
 class Services:
@@ -49,7 +49,7 @@ class Services:
         """The Peewee database bound from DATABASE_URL (opened once; connections are per job)."""
         with self._lock:
             if self._database is None:
-                from function.db import bind
+                from function.store.db import bind
 
                 self._database = bind(self.settings.database_url)
             return self._database
@@ -57,7 +57,7 @@ class Services:
     @contextlib.contextmanager
     def store(self) -> Iterator[Any]:
         """A store on a fresh connection, closed when the block ends (connect and close per job)."""
-        from function.store import job_store
+        from function.store.facade import job_store
 
         with job_store(self.database()) as store:
             yield store
@@ -69,7 +69,7 @@ class Services:
             return self._source
 
     def worker(self, store: Any) -> Any:
-        from function.worker import Worker, utc_now
+        from function.worker.sync import Worker, utc_now
 
         return Worker(
             store,
@@ -84,14 +84,14 @@ def build_source(settings: Settings) -> ArticleSource:
     """The article source named by ARTICLE_SOURCE."""
     folder = settings.source_dir
     if folder is not None:
-        from function.dir_source import DirectorySource
+        from function.sources.folder import DirectorySource
 
         return DirectorySource(Path(folder), settings.articles_dir)
 
     from function.errors import ConfigError
-    from function.github_app import GitHubAppAuth
-    from function.github_source import GitHubSource
-    from function.http import HttpClient
+    from function.github.app_auth import GitHubAppAuth
+    from function.github.http import HttpClient
+    from function.sources.github import GitHubSource
 
     if not settings.github_app_id or not settings.github_private_key:
         raise ConfigError("ARTICLE_SOURCE=github needs GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY (or _PARAM)")

@@ -7,8 +7,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from function.database_url import parse_database_url
 from function.errors import ConfigError
+from function.store.url import parse_database_url
 from shared import names
 
 # Reads SSM parameters by name (SecureString decrypted) and returns {name: value}.
@@ -164,7 +164,7 @@ def ssm_parameter_reader(https_proxy: str | None = None, no_proxy: Sequence[str]
     """A ParameterReader on boto3's SSM client (built on first use; time-outs so start-up can't hang)."""
 
     def read(parameter_names: Sequence[str]) -> dict[str, str]:
-        from function import aws_clients
+        from function.aws import clients as aws_clients
 
         client = aws_clients.client(
             "ssm", connect_timeout=2, read_timeout=5, attempts=3, https_proxy=https_proxy, no_proxy=no_proxy

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from function.aws_clients import proxies_for
+from function.aws.clients import proxies_for
 
 PROXY = "http://squid.internal:3128"
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from function.passthrough import dispatch
+from function.aws.dispatch import dispatch
 from tests.support.blog_fixtures import Blog, article
 from tests.support.deliveries import github_headers, push_payload
 

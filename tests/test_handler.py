@@ -10,7 +10,7 @@ import pytest
 from flask import Flask
 
 from function import handler as handler_module
-from function.passthrough import PassThroughFailed, dispatch, is_http_event
+from function.aws.dispatch import PassThroughFailed, dispatch, is_http_event
 from tests.support.deliveries import SECRET, aws_event, github_headers, push_payload
 from tests.support.fakes import RecordingInvoker
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from function.errors import InvalidSignature
-from function.signature import sign, verify
+from function.webhooks.signature import sign, verify
 
 # GitHub's documented test vector (docs: "Validating webhook deliveries").
 GITHUB_SECRET = "It's a Secret to Everybody"

@@ -10,10 +10,10 @@ from urllib.parse import urlencode
 import pytest
 from flask.testing import FlaskClient
 
-from function import envelope
 from function.app import create_app
-from function.envelope import KIND_COMPACT, KIND_STANDARD
-from function.signature import sign
+from function.webhooks import envelope
+from function.webhooks.envelope import KIND_COMPACT, KIND_STANDARD
+from function.webhooks.signature import sign
 from tests.support.deliveries import SECRET, github_headers, github_payload, push_payload
 from tests.support.fakes import RecordingInvoker
 

@@ -20,7 +20,7 @@ import pytest
 from flask import Flask
 
 from function.app import create_app
-from function.invoker import LambdaInvoker, lambda_client_factory
+from function.aws.invoker import LambdaInvoker, lambda_client_factory
 from function.settings import Settings
 from tests.aws.helpers import (
     RecordedInvocation,

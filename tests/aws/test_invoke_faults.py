@@ -14,8 +14,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 from werkzeug.test import TestResponse
 
-from function import envelope
-from function.envelope import KIND_COMPACT, KIND_STANDARD
+from function.webhooks import envelope
+from function.webhooks.envelope import KIND_COMPACT, KIND_STANDARD
 from tests.aws.conftest import AppMaker
 from tests.aws.helpers import post_push, push_body
 from tests.aws.lambda_stand_in import LambdaApiStandIn

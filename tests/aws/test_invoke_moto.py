@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 import moto
 import pytest
 
-from function import envelope
-from function.envelope import KIND_COMPACT, KIND_STANDARD, PushRef
-from function.passthrough import dispatch
+from function.aws.dispatch import dispatch
+from function.webhooks import envelope
+from function.webhooks.envelope import KIND_COMPACT, KIND_STANDARD, PushRef
 from tests.aws.conftest import AppMaker
 from tests.aws.helpers import RecordedInvocation, create_function, post_push, push_body
 from tests.conftest import FUNCTION_NAME

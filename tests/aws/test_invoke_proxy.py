@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from function import envelope
+from function.webhooks import envelope
 from tests.aws.conftest import AppMaker, ConnectProxy, HttpsMoto, LambdaClients, TlsFiles
 from tests.aws.helpers import post_push, push_body, stop, tail, wait_for_text
 from tests.conftest import FUNCTION_NAME

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from function.gitsha import git_blob_sha
-from function.source import (
+from function.sources.gitsha import git_blob_sha
+from function.sources.port import (
     FetchedFile,
     FetchFailure,
     RepoFile,

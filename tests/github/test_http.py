@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from function.http import HttpClient, HttpError, HttpTimeout, bypasses_proxy, parse_no_proxy
+from function.github.http import HttpClient, HttpError, HttpTimeout, bypasses_proxy, parse_no_proxy
 from tests.support.github_standin import (
     GitHubStandIn,
     Handler,

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from function.http import HttpClient
+from function.github.http import HttpClient
 from tests.support.github_fixtures import INSTALLATION_ID, REPO, AppKey, build_github_source
 from tests.support.github_standin import (
     CONTENTS_LIST_LIMIT,

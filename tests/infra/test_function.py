@@ -172,7 +172,7 @@ def test_alarms_watch_dead_letters_and_function_errors(deployment: Deployment) -
     errors = alarms[f"{deployment.prefix}-blog-api-errors"]
     assert (errors["namespace"], errors["metricName"]) == ("AWS/Lambda", "Errors")
     assert errors["dimensions"] == {"FunctionName": f"{deployment.prefix}-blog-api"}
-    # The worker's EMF metric, named in shared/metric_names.py (the names function.metrics writes).
+    # The worker's EMF metric, named in shared/metric_names.py (function.observability.metrics).
     failed = alarms[f"{deployment.prefix}-blog-api-processing-errors"]
     assert (failed["namespace"], failed["metricName"]) == ("blog-api", "ProcessingErrors")
     assert failed["dimensions"] == {"FunctionName": f"{deployment.prefix}-blog-api"}

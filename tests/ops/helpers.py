@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from click.testing import CliRunner
 
-from function.cli import main
+from function.cli.main import main
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from function.db import connection, open_database
-from function.models import create_tables
-from function.store import PeeweeStore
+from function.store.db import connection, open_database
+from function.store.facade import PeeweeStore
+from function.store.models import create_tables
 from tests.ops.helpers import run_cli
 
 T0 = datetime(2026, 3, 2, 9, 0, 0)

@@ -10,8 +10,8 @@ import pytest
 from flask import Flask
 
 from function.app import create_app
-from function.logs import JsonFormatter
-from function.passthrough import dispatch
+from function.aws.dispatch import dispatch
+from function.observability.logs import JsonFormatter
 from function.services import Services
 from function.settings import Settings
 from tests.support.blog_fixtures import USER, Blog

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from function.log_durations import COMPLETE, RECEIVED, pair, percentile, read_events, stats
+from function.cli.log_durations import COMPLETE, RECEIVED, pair, percentile, read_events, stats
 from tests.ops.helpers import run_cli
 
 GROUP = "/aws/lambda/d-st-blog-api"

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from function.metrics import EmfMetrics, NullMetrics, count, emf_document, from_settings, ms
-from function.passthrough import dispatch
+from function.aws.dispatch import dispatch
+from function.observability.metrics import EmfMetrics, NullMetrics, count, emf_document, from_settings, ms
 from function.settings import Settings
 from shared import metric_names as names
 from tests.support.blog_fixtures import Blog, article

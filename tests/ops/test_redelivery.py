@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from function.http import HttpClient
-from function.redelivery import (
+from function.github.http import HttpClient
+from function.worker.redelivery import (
     MAX_REDELIVERIES,
     GitHubHookDeliveries,
     HookDelivery,
@@ -41,7 +41,7 @@ class MemoryState:
 def api(
     github: GitHubStandIn, github_app_key: AppKey, hook_deliveries: HookDeliveries
 ) -> Iterator[GitHubHookDeliveries]:
-    from function.github_app import GitHubAppAuth
+    from function.github.app_auth import GitHubAppAuth
 
     http = HttpClient(connect_timeout=1, read_timeout=2, attempts=1)
     auth = GitHubAppAuth(github.app_id, github_app_key.private_pem, github.url, http)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from function import handler as handler_module
-from function.db import connection
-from function.passthrough import PassThroughFailed, dispatch
-from function.redelivery import is_scheduled_event
-from function.sweep_state import SweepStateStore
+from function.aws.dispatch import PassThroughFailed, dispatch
+from function.store.db import connection
+from function.store.sweep_state import SweepStateStore
+from function.worker.redelivery import is_scheduled_event
 from shared.names import SCHEDULED_REDELIVERY_KIND
 from tests.support.blog_fixtures import Blog
 from tests.support.deliveries import SECRET, aws_event

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from function.db import connection, open_database
-from function.store import PeeweeStore
+from function.store.db import connection, open_database
+from function.store.facade import PeeweeStore
 from tests.ops.helpers import run_cli
 from tests.support.blog_fixtures import article
 from tests.support.github_fixtures import INSTALLATION_ID, REPO, AppKey

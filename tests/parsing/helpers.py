@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from function.articles import ParsedArticle
-from function.parsing import parse_article
+from function.articles.parse import parse_article
+from function.articles.parsed import ParsedArticle
 
 SHA = "0" * 40
 

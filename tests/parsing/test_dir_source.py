@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from function.dir_source import DirectorySource
-from function.source import FetchedFile, FetchFailure, RepoFile, RepoRef, Snapshot, SourceUnavailable
+from function.sources.folder import DirectorySource
+from function.sources.port import FetchedFile, FetchFailure, RepoFile, RepoRef, Snapshot, SourceUnavailable
 
 REPO = RepoRef("owner/blog", None, 1)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from function.articles import ParsedArticle
-from function.dir_source import DirectorySource
-from function.parsing import parse_article
-from function.source import FetchedFile, RepoRef
+from function.articles.parse import parse_article
+from function.articles.parsed import ParsedArticle
+from function.sources.folder import DirectorySource
+from function.sources.port import FetchedFile, RepoRef
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "articles"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from function.articles import ArticleParseError
-from function.parsing import MAX_FILE_BYTES, parse_article
+from function.articles.parse import MAX_FILE_BYTES, parse_article
+from function.articles.parsed import ArticleParseError
 
 from .helpers import SHA, article_bytes, parse
 

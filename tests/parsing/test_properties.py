@@ -9,8 +9,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from function.articles import ArticleParseError, ParsedArticle
-from function.parsing import content_hash, parse_article
+from function.articles.parse import content_hash, parse_article
+from function.articles.parsed import ArticleParseError, ParsedArticle
 
 from .helpers import SHA
 

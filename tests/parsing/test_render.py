@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from function.render import render_markdown
+from function.articles.render import render_markdown
 
 from .helpers import parse
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from function.articles import ArticleParseError
-from function.parsing import is_article_path, parse_article, slug_for_path
+from function.articles.parse import is_article_path, parse_article, slug_for_path
+from function.articles.parsed import ArticleParseError
 
 from .helpers import article_bytes
 

@@ -9,8 +9,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from function.gitsha import git_blob_sha
-from function.store import DeliveryRecord, StoredArticle
+from function.sources.gitsha import git_blob_sha
+from function.store.facade import DeliveryRecord, StoredArticle
 from tests.support.blog_fixtures import USER, Blog
 from tests.support.github_fixtures import REPO
 from tests.support.github_standin import GitHubStandIn, StandInRequest, StandInResponse

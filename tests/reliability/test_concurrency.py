@@ -9,8 +9,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from function.db import count_statements
-from function.passthrough import dispatch
+from function.aws.dispatch import dispatch
+from function.store.db import count_statements
 from tests.reliability.helpers import delivery, gate_blob, served, stored, synced_head, table_rows
 from tests.support.blog_fixtures import Blog, article
 from tests.support.deliveries import github_headers, push_payload

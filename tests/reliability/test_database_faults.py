@@ -17,13 +17,13 @@ import pytest
 from flask import Flask
 
 from function.app import create_app
-from function.db import connection, open_database
-from function.models import create_tables
-from function.passthrough import PassThroughFailed, dispatch
+from function.aws.dispatch import PassThroughFailed, dispatch
 from function.services import Services
 from function.settings import Settings
-from function.store import PeeweeStore
-from function.worker import Worker
+from function.store.db import connection, open_database
+from function.store.facade import PeeweeStore
+from function.store.models import create_tables
+from function.worker.sync import Worker
 from tests.reliability.helpers import closed_port, delivery, gate_blob, served, stored, synced_head
 from tests.support.blog_fixtures import Blog, article
 from tests.support.deliveries import SECRET, github_headers, push_payload

@@ -24,11 +24,11 @@ from flask import Flask
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from function.db import open_database
-from function.models import Delivery
-from function.passthrough import dispatch
-from function.routes.events import PASS_THROUGH_ENVIRON_KEY
-from function.signature import sign
+from function.aws.dispatch import dispatch
+from function.store.db import open_database
+from function.store.models import Delivery
+from function.webhooks.signature import sign
+from function.worker.events_route import PASS_THROUGH_ENVIRON_KEY
 from tests.support.blog_fixtures import Blog
 from tests.support.deliveries import SECRET, github_headers, push_payload
 from tests.support.github_fixtures import INSTALLATION_ID
@@ -546,7 +546,7 @@ def test_a_signed_envelope_whose_delivery_id_does_not_fit_is_a_400_not_a_databas
     # GIVEN a compact envelope signed with our secret, for the registered installation, whose
     # delivery id is longer than the deliveries table holds (MariaDB would refuse the row: a 500, and
     # Lambda retrying an event that can never succeed)
-    from function.envelope import DELIVERY_ID_MAX_CHARS, PushRef, build_compact
+    from function.webhooks.envelope import DELIVERY_ID_MAX_CHARS, PushRef, build_compact
 
     push = PushRef(repository="octo/blog", branch="main", installation_id=INSTALLATION_ID)
     event = build_compact(

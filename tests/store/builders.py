@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from function.articles import ParsedArticle
+from function.articles.parsed import ParsedArticle
 
 T0 = datetime(2026, 3, 1, 9, 30, 15, 123456)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import peewee
 import pytest
 
-from function.db import bind as bind_proxy
-from function.db import (
+from function.store.db import bind as bind_proxy
+from function.store.db import (
     connection,
     count_statements,
     database_proxy,
@@ -17,8 +17,8 @@ from function.db import (
     unwrap,
     upsert_many,
 )
-from function.models import Tag, User, create_tables
-from function.store import PeeweeStore
+from function.store.facade import PeeweeStore
+from function.store.models import Tag, User, create_tables
 from tests.store.builders import T0, article
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from function.models import ERROR_MAX_CHARS
-from function.store import PeeweeStore
+from function.store.facade import PeeweeStore
+from function.store.models import ERROR_MAX_CHARS
 from tests.store.builders import T0, at
 
 

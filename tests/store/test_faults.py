@@ -12,9 +12,9 @@ from typing import Any
 import peewee
 import pytest
 
-from function.db import DatabaseUnavailable, connection, is_mysql, open_database
-from function.models import create_tables
-from function.store import PeeweeStore, StoredArticle
+from function.store.db import DatabaseUnavailable, connection, is_mysql, open_database
+from function.store.facade import PeeweeStore, StoredArticle
+from function.store.models import create_tables
 from tests.store.builders import T0, article, at
 from tests.support.mariadb import server_from_url
 

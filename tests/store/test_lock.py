@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from function.db import connection, count_statements, open_database
-from function.store import LockTimeout, PeeweeStore, job_store
+from function.store.db import connection, count_statements, open_database
+from function.store.facade import LockTimeout, PeeweeStore, job_store
 
 
 @pytest.fixture

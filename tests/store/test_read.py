@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from function.db import count_statements
-from function.store import ArticleView, PeeweeStore, UserRecord
+from function.store.db import count_statements
+from function.store.facade import ArticleView, PeeweeStore, UserRecord
 from tests.store.builders import T0, article, at
 
 ARTICLE_KEYS = {

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from function.db import count_statements
-from function.store import PeeweeStore, UserRecord, tags_hash
+from function.store.db import count_statements
+from function.store.facade import PeeweeStore, UserRecord, tags_hash
 from tests.store.builders import T0, article, at, moved
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from function.db import DatabaseNotInitialised, connection, open_database
-from function.models import create_tables, schema_differences
-from function.store import PeeweeStore
+from function.store.db import DatabaseNotInitialised, connection, open_database
+from function.store.facade import PeeweeStore
+from function.store.models import create_tables, schema_differences
 from tests.ops.helpers import run_cli
 
 

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from function.db import CHUNK_SIZE, StatementLog, connection, count_statements, open_database
-from function.models import create_tables
-from function.store import PeeweeStore
+from function.store.db import CHUNK_SIZE, StatementLog, connection, count_statements, open_database
+from function.store.facade import PeeweeStore
+from function.store.models import create_tables
 from tests.store.builders import T0, article, at, moved
 
 

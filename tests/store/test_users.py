@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from function.store import PeeweeStore, UnknownUser, UserExists
+from function.store.facade import PeeweeStore, UnknownUser, UserExists
 
 
 def test_added_user_can_be_found_by_name_and_installation(store: PeeweeStore) -> None:

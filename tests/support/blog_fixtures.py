@@ -19,12 +19,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from function.app import create_app
-from function.db import open_database
-from function.models import create_tables
-from function.passthrough import dispatch
+from function.aws.dispatch import dispatch
 from function.services import Services
 from function.settings import Settings
-from function.store import PeeweeStore
+from function.store.db import open_database
+from function.store.facade import PeeweeStore
+from function.store.models import create_tables
 from tests.support.deliveries import SECRET, github_headers, push_payload
 from tests.support.fakes import RecordingInvoker
 from tests.support.github_fixtures import INSTALLATION_ID, REPO, AppKey, build_github_source
@@ -75,7 +75,7 @@ class Blog:
 
     @contextlib.contextmanager
     def store(self) -> Iterator[PeeweeStore]:
-        from function.db import connection
+        from function.store.db import connection
 
         with connection(self.db):
             yield PeeweeStore(self.db)
@@ -127,7 +127,7 @@ def make_blog(
     HTTP client options."""
     made: list[Any] = []
     db = open_database(db_url)
-    from function.db import connection
+    from function.store.db import connection
 
     with connection(db):
         create_tables(db)

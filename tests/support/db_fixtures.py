@@ -17,9 +17,9 @@ from typing import Any
 import pymysql
 import pytest
 
-from function.db import connection, open_database
-from function.models import create_tables
-from function.store import PeeweeStore
+from function.store.db import connection, open_database
+from function.store.facade import PeeweeStore
+from function.store.models import create_tables
 from tests.support.mariadb import (
     ENV_TEST_DATABASE_URL,
     MariaDBUnavailable,

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from function.signature import sign
+from function.webhooks.signature import sign
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SECRET = "It is a test secret: 7c1d0a"

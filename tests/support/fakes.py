@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from function.aws.invoker import PayloadTooLarge
 from function.errors import Unavailable
-from function.invoker import PayloadTooLarge
 
 
 class RecordingInvoker:

@@ -18,10 +18,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from function.github_app import GitHubAppAuth
-from function.github_source import GitHubSource
-from function.http import HttpClient
-from function.source import RepoRef
+from function.github.app_auth import GitHubAppAuth
+from function.github.http import HttpClient
+from function.sources.github import GitHubSource
+from function.sources.port import RepoRef
 from tests.support.github_standin import GitHubStandIn
 
 APP_ID = 12345

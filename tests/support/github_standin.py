@@ -52,7 +52,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import jwt
 
-from function.gitsha import git_blob_sha
+from function.sources.gitsha import git_blob_sha
 
 JSON_TYPE = "application/json; charset=utf-8"
 CONTENTS_LIST_LIMIT = 1000  # GitHub's Contents API lists at most 1,000 entries of a folder

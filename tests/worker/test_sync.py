@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from function.db import count_statements
-from function.passthrough import PassThroughFailed
+from function.aws.dispatch import PassThroughFailed
+from function.store.db import count_statements
 from tests.support.blog_fixtures import Blog, article
 
 
@@ -183,7 +183,7 @@ def test_github_failure_on_some_blobs_raises_for_retry_and_keeps_the_rest(blog: 
 
 
 def test_tampered_envelope_writes_nothing(blog: Blog) -> None:
-    from function.passthrough import dispatch
+    from function.aws.dispatch import dispatch
 
     blog.github.set_files({"articles/a.md": article("A")})
     app = blog.lambda_app()

@@ -1,0 +1,362 @@
+"""One article file → ``ParsedArticle`` (CONTRACT section 7), or ``ArticleParseError`` saying what is wrong.
+
+Decisions where the contract is silent:
+
+* Article paths are direct children ``<articles_dir>/<name>.md`` (``is_article_path``); both sources list
+  exactly these. Whether the name makes a valid slug is a separate question (``slug_for_path``).
+* A slug (file name without ``.md``) is 1-190 characters from RFC 3986's unreserved set
+  ``A-Z a-z 0-9 - _ . ~``, not starting with ``.``. These never need percent-encoding in a URL path
+  segment; 190 fits a utf8mb4 index. Non-ASCII names are refused rather than guessed at (NFC vs NFD file
+  names would otherwise give two slugs that look the same). Case is kept.
+* The file must be UTF-8 (a BOM is allowed) and at most ``MAX_FILE_BYTES`` (1 MiB: ~20x a long article,
+  and a row of content plus HTML stays well inside TiDB's 6 MB entry limit). It must start with a
+  ``---`` line (blank lines before it are allowed) and the front matter must end with ``---`` or ``...``.
+* Front matter is read with ``yaml.safe_load`` and must be a mapping. Unknown keys are ignored.
+* Strings are never coerced: ``title: 2024`` or ``title: 2024-01-01`` is an error telling the author to
+  quote it, because YAML would already have changed the text (``1.10`` → ``1.1``).
+* ``title`` is required, stripped, non-empty, one line, at most 500 characters. ``type``, ``description``,
+  ``thumbnail`` are optional strings (absent, null or blank → None); ``thumbnail`` must not use a
+  script-capable URL scheme (the same check as links in the body).
+* ``publish`` must be a YAML boolean (``true``/``false``, also YAML 1.1's ``yes``/``no``); null or
+  absent → False.
+* ``tags`` must be a list of strings (null → none); ``category`` may be a string or a list of strings and is
+  merged into the tags. Each tag is normalised: segments split on ``/``, each stripped, empty segments
+  dropped (so ``" /tech//aws/ "`` → ``"tech/aws"``); empty tags dropped; unique; sorted. Case is kept.
+* ``content`` is the body after the front matter with line endings normalised to ``\\n``, leading blank
+  lines and trailing whitespace removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from typing import Any
+
+import yaml
+
+from function.articles.parsed import ArticleParseError, ParsedArticle
+from function.articles.render import is_safe_url, render_markdown
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_FRONT_MATTER_CHARS = 64 * 1024
+MAX_HTML_BYTES = 4 * 1024 * 1024
+MAX_SLUG_CHARS = 190
+MAX_TITLE_CHARS = 500
+MAX_TYPE_CHARS = 64
+MAX_DESCRIPTION_CHARS = 5000
+MAX_THUMBNAIL_CHARS = 2048
+MAX_TAG_CHARS = 190
+MAX_TAGS = 100
+
+_SLUG_RE = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]*")
+_OPENING_RE = re.compile(r"---[ \t]*")
+_CLOSING_RE = re.compile(r"(?:---|\.\.\.)[ \t]*")
+
+
+def is_article_path(path: str, articles_dir: str = "articles") -> bool:
+    """True when ``path`` is a direct child ``<articles_dir>/<name>.md``: the listing filter.
+
+    It is the same rule the GitHub source applies to the tree listing, and it keeps files whose name is not
+    a valid slug (``hello world.md``, ``.md``): ``parse_article`` then fails them with a message.
+    """
+    name = _name_in_dir(path, articles_dir)
+    return name is not None and name.endswith(".md")
+
+
+def slug_for_path(path: str, articles_dir: str = "articles") -> str | None:
+    """The slug of ``<articles_dir>/<slug>.md`` when it is a direct child with a valid slug, else None."""
+    try:
+        return _slug(path, articles_dir)
+    except ArticleParseError:
+        return None
+
+
+def parse_article(
+    path: str,
+    blob_sha: str,
+    content: bytes,
+    *,
+    articles_dir: str = "articles",
+    allow_raw_html: bool = False,
+) -> ParsedArticle:
+    """Parse one article file per CONTRACT section 7.
+
+    Raises ``ArticleParseError`` (and nothing else) for any input that is not a valid article; its message
+    names the problem but not the path, which the caller logs alongside.
+    """
+    slug = _slug(path, articles_dir)
+    text = _decode(content)
+    meta, body = _split_front_matter(text)
+
+    title = _text_field(meta, "title", MAX_TITLE_CHARS, multiline=False)
+    if title is None:
+        raise ArticleParseError("front matter: 'title' is required and must not be empty")
+    type_ = _text_field(meta, "type", MAX_TYPE_CHARS, multiline=False)
+    description = _text_field(meta, "description", MAX_DESCRIPTION_CHARS, multiline=True)
+    thumbnail = _text_field(meta, "thumbnail", MAX_THUMBNAIL_CHARS, multiline=False)
+    if thumbnail is not None and not is_safe_url(thumbnail):
+        raise ArticleParseError("front matter: 'thumbnail' uses a URL scheme that is not allowed")
+    publish = _publish(meta)
+    tags = _tags(meta)
+
+    markdown = _normalise_body(body)
+    html = _render(markdown, allow_raw_html)
+    return ParsedArticle(
+        slug=slug,
+        path=path,
+        blob_sha=blob_sha,
+        title=title,
+        type=type_,
+        description=description,
+        thumbnail=thumbnail,
+        publish=publish,
+        tags=tags,
+        content=markdown,
+        content_html=html,
+        content_hash=content_hash(
+            title=title,
+            type=type_,
+            description=description,
+            thumbnail=thumbnail,
+            publish=publish,
+            tags=tags,
+            content=markdown,
+        ),
+    )
+
+
+def content_hash(
+    *,
+    title: str,
+    type: str | None,
+    description: str | None,
+    thumbnail: str | None,
+    publish: bool,
+    tags: tuple[str, ...],
+    content: str,
+) -> str:
+    """sha256 hex of a canonical JSON of the fields that make an article's content and metadata.
+
+    Equal inputs always give equal hashes (sorted keys, fixed separators, UTF-8), so the store can move
+    ``updatedAt`` only on a real change. Path, blob SHA and the rendered HTML are left out on purpose: a
+    file that moves bytes without changing meaning (CRLF → LF), or a renderer upgrade, is not an edit.
+    """
+    canonical = json.dumps(
+        {
+            "v": 1,
+            "title": title,
+            "type": type,
+            "description": description,
+            "thumbnail": thumbnail,
+            "publish": publish,
+            "tags": list(tags),
+            "content": content,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    # surrogatepass: never fail on a lone surrogate (validated strings have none; this is belt and braces).
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def normalise_tag(tag: str) -> str:
+    """``" /tech//aws/ "`` → ``"tech/aws"``: segments stripped, empty ones dropped ("" if none is left)."""
+    return "/".join(part.strip() for part in tag.split("/") if part.strip())
+
+
+# --- helpers -------------------------------------------------------------------------------------------
+
+
+def _name_in_dir(path: str, articles_dir: str) -> str | None:
+    folder = articles_dir.strip("/")
+    prefix = f"{folder}/" if folder else ""
+    if not path.startswith(prefix):
+        return None
+    name = path[len(prefix) :]
+    return name if name and "/" not in name else None
+
+
+def _slug(path: str, articles_dir: str) -> str:
+    name = _name_in_dir(path, articles_dir)
+    if name is None or not name.endswith(".md"):
+        raise ArticleParseError(f"not an article path: expected {articles_dir.strip('/')}/<slug>.md")
+    slug = name[: -len(".md")]
+    if not slug:
+        raise ArticleParseError("empty slug: the file is named '.md'")
+    if len(slug) > MAX_SLUG_CHARS:
+        raise ArticleParseError(f"slug is {len(slug)} characters long; at most {MAX_SLUG_CHARS} are allowed")
+    if not _SLUG_RE.fullmatch(slug):
+        raise ArticleParseError(
+            "slug may only contain ASCII letters, digits, '-', '_', '.', '~' and must not start with '.'"
+        )
+    return slug
+
+
+def _decode(content: bytes) -> str:
+    if len(content) > MAX_FILE_BYTES:
+        raise ArticleParseError(f"file is {len(content)} bytes; at most {MAX_FILE_BYTES} bytes are allowed")
+    try:
+        # utf-8-sig: a BOM written by some Windows editors is not part of the text.
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ArticleParseError(f"file is not valid UTF-8 (byte {exc.start})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _split_front_matter(text: str) -> tuple[dict[Any, Any], str]:
+    lines = text.split("\n")
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    if start == len(lines) or not _OPENING_RE.fullmatch(lines[start]):
+        raise ArticleParseError(
+            "no front matter: the file must start with a '---' line (a title is required)"
+        )
+    end = next((i for i in range(start + 1, len(lines)) if _CLOSING_RE.fullmatch(lines[i])), None)
+    if end is None:
+        raise ArticleParseError("front matter is not closed: no '---' line after the opening one")
+    source = "\n".join(lines[start + 1 : end])
+    if len(source) > MAX_FRONT_MATTER_CHARS:
+        raise ArticleParseError(
+            f"front matter is {len(source)} characters; at most {MAX_FRONT_MATTER_CHARS} are allowed"
+        )
+    try:
+        meta = yaml.safe_load(source)
+    except yaml.YAMLError as exc:
+        raise ArticleParseError(f"front matter is not valid YAML: {_one_line(exc)}") from None
+    except (ValueError, TypeError, OverflowError) as exc:
+        # PyYAML's constructors raise these for values that match a pattern but do not exist
+        # (e.g. the date 2024-13-45).
+        raise ArticleParseError(f"front matter has an invalid value: {_one_line(exc)}") from None
+    except RecursionError:
+        raise ArticleParseError("front matter is nested too deeply") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise ArticleParseError(f"front matter must be a mapping of keys to values, not {_kind(meta)}")
+    return meta, "\n".join(lines[end + 1 :])
+
+
+def _text_field(meta: dict[Any, Any], key: str, max_chars: int, *, multiline: bool) -> str | None:
+    value = meta.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ArticleParseError(
+            f"front matter: '{key}' must be a string, not {_kind(value)} (put it in quotes: {key}: \"...\")"
+        )
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) > max_chars:
+        raise ArticleParseError(
+            f"front matter: '{key}' is {len(value)} characters long; at most {max_chars} are allowed"
+        )
+    _check_characters(key, value, multiline=multiline)
+    return value
+
+
+def _check_characters(key: str, value: str, *, multiline: bool) -> None:
+    allowed = "\n\t" if multiline else ""
+    for char in value:
+        category = unicodedata.category(char)
+        if category == "Cs":
+            raise ArticleParseError(f"front matter: '{key}' contains an invalid character (a lone surrogate)")
+        if category == "Cc" and char not in allowed:
+            what = "a line break" if char == "\n" else f"the control character U+{ord(char):04X}"
+            raise ArticleParseError(f"front matter: '{key}' contains {what}")
+
+
+def _publish(meta: dict[Any, Any]) -> bool:
+    value = meta.get("publish")
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ArticleParseError(f"front matter: 'publish' must be true or false, not {_kind(value)}")
+    return value
+
+
+def _tags(meta: dict[Any, Any]) -> tuple[str, ...]:
+    raw: list[str] = []
+    tags = meta.get("tags")
+    if tags is not None:
+        if not isinstance(tags, list):
+            raise ArticleParseError(f"front matter: 'tags' must be a list of strings, not {_kind(tags)}")
+        raw.extend(_strings("tags", tags))
+    category = meta.get("category")
+    if isinstance(category, str):
+        raw.append(category)
+    elif isinstance(category, list):
+        raw.extend(_strings("category", category))
+    elif category is not None:
+        raise ArticleParseError(
+            f"front matter: 'category' must be a string or a list of strings, not {_kind(category)}"
+        )
+    normalised = {normalise_tag(tag) for tag in raw}
+    normalised.discard("")
+    if len(normalised) > MAX_TAGS:
+        raise ArticleParseError(f"front matter: {len(normalised)} tags; at most {MAX_TAGS} are allowed")
+    for tag in normalised:
+        if len(tag) > MAX_TAG_CHARS:
+            raise ArticleParseError(
+                f"front matter: a tag is {len(tag)} characters long; at most {MAX_TAG_CHARS} are allowed"
+            )
+        _check_characters("tags", tag, multiline=False)
+    return tuple(sorted(normalised))
+
+
+def _strings(key: str, values: list[Any]) -> list[str]:
+    for value in values:
+        if not isinstance(value, str):
+            raise ArticleParseError(
+                f"front matter: '{key}' must be a list of strings, but holds {_kind(value)}"
+                " (put it in quotes)"
+            )
+    return values
+
+
+def _normalise_body(body: str) -> str:
+    lines = body.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(lines).rstrip()
+
+
+def _render(markdown: str, allow_raw_html: bool) -> str:
+    try:
+        html = render_markdown(markdown, allow_raw_html=allow_raw_html)
+    except RecursionError:
+        raise ArticleParseError("Markdown body is nested too deeply to render") from None
+    size = len(html.encode("utf-8", "surrogatepass"))
+    if size > MAX_HTML_BYTES:
+        raise ArticleParseError(f"rendered HTML is {size} bytes; at most {MAX_HTML_BYTES} are allowed")
+    return html
+
+
+def _kind(value: object) -> str:
+    """How a YAML value reads to an author: "a number (2024)", "a date (2024-01-01)", "a list"..."""
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"a string ({shown!r})"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    name = type(value).__name__
+    if name in ("date", "datetime"):
+        return f"a date ({value})"
+    return f"a {name} value"
+
+
+def _one_line(exc: BaseException) -> str:
+    message = " ".join(str(exc).split())
+    return message if len(message) <= 300 else message[:297] + "..."

@@ -1,0 +1,69 @@
+"""Telling HTTP events from the rest, and posting the rest to the pass-through route."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from function.worker.events_route import PASS_THROUGH_ENVIRON_KEY
+
+log = logging.getLogger(__name__)
+
+
+class PassThroughFailed(Exception):
+    """The pass-through route answered 5xx: raised so Lambda retries the asynchronous event."""
+
+
+def is_http_event(event: Any) -> bool:
+    """API Gateway REST (v1), HTTP API (v2), Function URL and ALB events all carry these marks."""
+    if not isinstance(event, dict):
+        return False
+    context = event.get("requestContext")
+    if not isinstance(context, dict):
+        return False
+    return "httpMethod" in event or "http" in context or "elb" in context
+
+
+def dispatch(app: Any, event: Any, context: Any) -> Any:
+    if is_http_event(event):
+        import serverless_wsgi
+
+        try:
+            return serverless_wsgi.handle_request(app, event, context)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            # serverless-wsgi builds the WSGI environ without checking the event (no headers, a body
+            # that is not base64...); the app itself answers every error, so what escapes is the
+            # event's shape. Raising would make Lambda retry an event that can never succeed.
+            log.warning("Malformed HTTP event", extra={"error_type": type(exc).__name__})
+            return _bad_http_event()
+    return post_to_pass_through(app, event)
+
+
+def _bad_http_event() -> dict[str, Any]:
+    body = {"error": "BAD_REQUEST", "message": "the HTTP event could not be read"}
+    return {"statusCode": 400, "headers": {"Content-Type": "application/json"}, "body": json.dumps(body)}
+
+
+def post_to_pass_through(app: Any, event: Any) -> dict[str, Any]:
+    """POST ``event`` as JSON to the pass-through path inside this process; raise on a 5xx answer."""
+    path = app.extensions["blog_api"].settings.pass_through_path
+    body = event if isinstance(event, bytes | bytearray) else json.dumps(event).encode()
+    client = app.test_client()
+    answer = client.post(
+        path,
+        data=body,
+        content_type="application/json",
+        environ_overrides={PASS_THROUGH_ENVIRON_KEY: True},
+    )
+    text = answer.get_data(as_text=True)
+    if answer.status_code >= 500:
+        raise PassThroughFailed(f"{path} answered {answer.status_code}: {text[:500]}")
+    if answer.status_code >= 400:
+        # Permanent: returning normally stops Lambda from retrying what can never succeed.
+        log.warning("Event rejected", extra={"status_code": answer.status_code, "body": text[:500]})
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = text
+    return {"statusCode": answer.status_code, "body": parsed}

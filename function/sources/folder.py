@@ -1,0 +1,132 @@
+"""The ``dir:PATH`` article source: a local folder read as if it were the repository.
+
+It lists and fetches the same paths with the same blob SHAs as the GitHub source would for the same files
+committed to git, so the worker cannot tell the two apart (used by ``make run`` and the tests).
+
+Decisions:
+
+* ``<root>/<articles_dir>/*.md`` are the articles. When that folder does not exist but ``<root>`` itself
+  holds ``*.md`` files, ``<root>`` is read as the articles folder, so ``dir:`` may point straight at a
+  folder of articles. Repository paths are ``<articles_dir>/<name>.md`` either way.
+* Only regular files count; symlinked files are skipped, as the GitHub source skips symlink blobs (git
+  stores the link, not the file). The root and the articles folder may be symlinks, but no file outside
+  the resolved root is ever read.
+* ``head_sha`` is a SHA-1 over the sorted ``(path, blob sha)`` list: it changes exactly when an article
+  file is added, removed or edited, and needs no git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from function.articles.parse import is_article_path
+from function.sources.gitsha import git_blob_sha
+from function.sources.port import (
+    FetchedFile,
+    FetchFailure,
+    FetchResult,
+    RepoFile,
+    RepoRef,
+    Snapshot,
+    SourceUnavailable,
+)
+
+
+class DirectorySource:
+    """``ArticleSource`` over a local folder; ``repo`` arguments are ignored."""
+
+    def __init__(self, root: Path, articles_dir: str = "articles") -> None:
+        self.root = Path(root)
+        self.articles_dir = articles_dir.strip("/")
+
+    def snapshot(self, repo: RepoRef) -> Snapshot:
+        """List the article files now. Raises ``SourceUnavailable`` when the root cannot be read."""
+        root, folder = self._folders()
+        try:
+            names = sorted(entry.name for entry in os.scandir(folder))
+        except OSError as exc:
+            raise SourceUnavailable(f"cannot list {folder}: {exc.strerror or exc}") from None
+        files = []
+        for name in names:
+            path = self._repo_path(name)
+            if not is_article_path(path, self.articles_dir) or not _is_utf8(name):
+                continue
+            data = _read_regular_file(root, folder / name)
+            if data is not None:
+                files.append(RepoFile(path=path, sha=git_blob_sha(data)))
+        return Snapshot(head_sha=_head_sha(files), files=tuple(files), complete=True)
+
+    def fetch(self, repo: RepoRef, snapshot: Snapshot, files: Sequence[RepoFile]) -> list[FetchResult]:
+        """Read ``files``. A file that is gone, unreadable, or changed since ``snapshot`` yields a
+        non-retryable ``FetchFailure`` (the next sync sees its new state); this never raises."""
+        try:
+            root, folder = self._folders()
+        except SourceUnavailable as exc:
+            return [FetchFailure(f.path, f.sha, str(exc), retryable=False) for f in files]
+        return [self._fetch_one(root, folder, file) for file in files]
+
+    def _fetch_one(self, root: Path, folder: Path, file: RepoFile) -> FetchResult:
+        if not is_article_path(file.path, self.articles_dir):
+            return FetchFailure(file.path, file.sha, "not an article path of this source", retryable=False)
+        name = file.path.rsplit("/", 1)[-1]
+        data = _read_regular_file(root, folder / name)
+        if data is None:
+            return FetchFailure(file.path, file.sha, "file is gone or cannot be read", retryable=False)
+        if git_blob_sha(data) != file.sha:
+            # GitHub serves a blob by its SHA, so its content always matches; match that here.
+            return FetchFailure(file.path, file.sha, "file changed since the listing", retryable=False)
+        return FetchedFile(path=file.path, sha=file.sha, content=data)
+
+    def _repo_path(self, name: str) -> str:
+        return f"{self.articles_dir}/{name}" if self.articles_dir else name
+
+    def _folders(self) -> tuple[Path, Path]:
+        """(resolved root, folder holding the articles)."""
+        try:
+            root = self.root.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise SourceUnavailable(f"article folder {self.root} does not exist or cannot be read") from exc
+        if not root.is_dir():
+            raise SourceUnavailable(f"article folder {self.root} is not a directory")
+        folder = root / self.articles_dir if self.articles_dir else root
+        if folder.is_dir():
+            return root, folder
+        if folder.exists():
+            raise SourceUnavailable(f"{folder} is not a directory")
+        # No articles folder: dir: may point straight at a folder of articles. Without any *.md either,
+        # the repository simply has no articles (an empty listing, as GitHub would give).
+        return root, root
+
+
+def _read_regular_file(root: Path, candidate: Path) -> bytes | None:
+    """The bytes of ``candidate`` when it is a regular file (not a symlink) inside ``root``, else None."""
+    try:
+        if candidate.is_symlink() or not candidate.is_file():
+            return None
+        if not candidate.resolve(strict=True).is_relative_to(root):
+            # The articles folder itself is a symlink pointing out of the root.
+            return None
+        return candidate.read_bytes()
+    except (OSError, RuntimeError):
+        # Vanished between listing and reading, permission denied, a symlink loop: not an article now.
+        return None
+
+
+def _is_utf8(name: str) -> bool:
+    # A file name that is not UTF-8 arrives with surrogate escapes; git hosts have none and the store
+    # cannot hold one, so it is not an article.
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _head_sha(files: Sequence[RepoFile]) -> str:
+    digest = hashlib.sha1(usedforsecurity=False)
+    for file in sorted(files, key=lambda f: f.path):
+        digest.update(f"{file.sha} {file.path}\n".encode())
+    return digest.hexdigest()

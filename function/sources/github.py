@@ -1,0 +1,357 @@
+"""The GitHub App adapter of the article source port (``function.sources.port.ArticleSource``).
+
+Cost model, which the benchmark and the tests hold it to (requests after the installation token):
+
+- ``snapshot``: 2 requests (head SHA of the branch, one recursive tree listing), 3 when the branch is the
+  repository's default and must be looked up first. Never one request per article.
+- ``fetch`` of k files: k blob requests (fewer when files share content), at most ``max_workers`` at once;
+  or, when most of a large repository is wanted (first sync), 1 tarball request plus blob requests only
+  for what the tarball did not deliver intact.
+
+Every byte handed out has been checked against its git blob SHA, so a corrupted or substituted answer is
+a failure, never wrong content in the database.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import re
+import tarfile
+import zlib
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import quote
+
+from function.github.app_auth import API_VERSION, GITHUB_JSON, is_rate_limited
+from function.github.http import HttpClient, HttpError
+from function.sources.gitsha import git_blob_sha
+from function.sources.port import (
+    FetchedFile,
+    FetchFailure,
+    FetchResult,
+    RepoFile,
+    RepoRef,
+    Snapshot,
+    SourcePermanentError,
+    SourceUnavailable,
+)
+
+logger = logging.getLogger(__name__)
+
+SHA_MEDIA_TYPE = "application/vnd.github.sha"
+RAW_MEDIA_TYPE = "application/vnd.github.raw"
+MAX_WORKERS_LIMIT = 16  # far below GitHub's secondary limit of 100 concurrent requests
+_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_SYMLINK_MODE = "120000"
+# Whatever goes wrong with the tarball, the blobs are still there: these end the tarball attempt only.
+_TARBALL_ERRORS = (
+    HttpError,
+    SourceUnavailable,
+    SourcePermanentError,
+    tarfile.TarError,
+    OSError,
+    EOFError,
+    zlib.error,
+)
+
+
+class TokenProvider(Protocol):
+    """What the source needs from the App auth (``function.github.app_auth.GitHubAppAuth`` fits)."""
+
+    def installation_token(self, installation_id: int) -> str: ...
+
+    def invalidate(self, installation_id: int, token: str | None = None) -> None: ...
+
+
+@dataclass(frozen=True)
+class _Failed:
+    message: str
+    retryable: bool
+
+
+def is_retryable_status(status: int, headers: Mapping[str, str]) -> bool:
+    """5xx, 408, 429 and a rate-limited 403 are worth retrying later; other 4xx are answers."""
+    return status >= 500 or status in (408, 429) or (status == 403 and is_rate_limited(headers))
+
+
+class GitHubSource:
+    """Reads ``<articles_dir>/*.md`` of a repository through a GitHub App installation.
+
+    ``tarball_min_files`` and ``tarball_min_fraction`` decide when ``fetch`` downloads the tarball instead
+    of single blobs: when more than that many files, and more than that fraction of the snapshot, are
+    wanted. ``max_file_bytes`` bounds what is read from a tarball entry (larger ones go by blob).
+    """
+
+    def __init__(
+        self,
+        auth: TokenProvider,
+        http: HttpClient,
+        api_url: str,
+        articles_dir: str = "articles",
+        max_workers: int = 8,
+        *,
+        tarball_min_files: int = 50,
+        tarball_min_fraction: float = 0.5,
+        max_file_bytes: int = 25 * 1024 * 1024,
+    ) -> None:
+        if not 1 <= max_workers <= MAX_WORKERS_LIMIT:
+            raise ValueError(f"max_workers must be between 1 and {MAX_WORKERS_LIMIT}")
+        self.auth = auth
+        self.http = http
+        self.api_url = api_url.rstrip("/")
+        self.articles_dir = articles_dir.strip("/")
+        self.max_workers = max_workers
+        self.tarball_min_files = tarball_min_files
+        self.tarball_min_fraction = tarball_min_fraction
+        self.max_file_bytes = max_file_bytes
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def _repo_url(self, repo: RepoRef) -> str:
+        if not _REPO_RE.match(repo.full_name) or ".." in repo.full_name:
+            raise SourcePermanentError(f"not a repository name: {repo.full_name!r}")
+        return f"{self.api_url}/repos/{repo.full_name}"
+
+    @staticmethod
+    def _installation(repo: RepoRef) -> int:
+        if repo.installation_id is None:
+            raise SourcePermanentError(f"{repo.full_name}: no GitHub App installation id")
+        return repo.installation_id
+
+    def _headers(self, token: str, accept: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}", "Accept": accept, "X-GitHub-Api-Version": API_VERSION}
+
+    def _get(self, repo: RepoRef, path: str, accept: str = GITHUB_JSON) -> Any:
+        """GET ``/repos/{owner}/{name}{path}``; a 401 (token revoked early) is retried once with a new token.
+
+        Raises ``HttpError`` (no answer), ``SourceUnavailable`` / ``SourcePermanentError`` (token)."""
+        installation = self._installation(repo)
+        url = self._repo_url(repo) + path
+        for attempt in range(2):
+            token = self.auth.installation_token(installation)
+            response = self.http.request("GET", url, headers=self._headers(token, accept))
+            if response.status != 401 or attempt == 1:
+                return response
+            self.auth.invalidate(installation, token)
+        raise AssertionError("unreachable")
+
+    def _snapshot_get(self, repo: RepoRef, what: str, path: str, accept: str = GITHUB_JSON) -> Any:
+        """``_get`` for the listing: anything but 200 raises SourceUnavailable or SourcePermanentError."""
+        try:
+            response = self._get(repo, path, accept)
+        except HttpError as exc:
+            raise SourceUnavailable(f"{repo.full_name}: {what}: {exc}") from None
+        if response.status == 200:
+            return response
+        message = f"{repo.full_name}: {what}: GitHub answered {response.status}"
+        if is_retryable_status(response.status, response.headers):
+            raise SourceUnavailable(message)
+        raise SourcePermanentError(message)
+
+    # -- snapshot ----------------------------------------------------------------------------------
+
+    def default_branch(self, repo: RepoRef) -> str:
+        """The repository's default branch, read now (one request)."""
+        response = self._snapshot_get(repo, "repository", "")
+        try:
+            branch = response.json()["default_branch"]
+        except (ValueError, KeyError, TypeError):
+            raise SourceUnavailable(f"{repo.full_name}: unreadable repository answer") from None
+        if not isinstance(branch, str) or not branch:
+            raise SourceUnavailable(f"{repo.full_name}: repository answer without a default branch")
+        return branch
+
+    def head_sha(self, repo: RepoRef, branch: str) -> str:
+        """The commit SHA at the head of ``branch``, read now (one request, plain-text SHA media type)."""
+        response = self._snapshot_get(
+            repo, f"head of {branch!r}", f"/commits/{quote(branch, safe='/')}", SHA_MEDIA_TYPE
+        )
+        sha = response.body.decode("ascii", "replace").strip().lower()
+        if not _SHA_RE.match(sha):
+            raise SourceUnavailable(f"{repo.full_name}: head of {branch!r}: not a commit SHA")
+        return sha
+
+    def snapshot(self, repo: RepoRef) -> Snapshot:
+        """The article files at the branch head read now: head SHA, then one recursive tree listing.
+
+        When the push reported its head (``repo.pushed_head``) and the branch is known, that commit's
+        listing is requested at the same time as the head: if the head is still the pushed one (the
+        usual case) the listing is already there, one GitHub round trip (50 ms) sooner; if a newer push
+        moved the branch, the pushed listing is dropped and the head's is read. The head is always read
+        now, so the listing is never older than the branch.
+
+        Only regular-file blobs that are direct children ``<articles_dir>/*.md`` count (symlinks and
+        submodules do not). A truncated listing gives ``complete=False``. Raises ``SourceUnavailable``
+        (worth retrying) or ``SourcePermanentError`` (repository, branch or installation gone)."""
+        pushed = (repo.pushed_head or "").lower()
+        if repo.branch is None or not _SHA_RE.match(pushed):
+            branch = repo.branch or self.default_branch(repo)
+            return self._listing(repo, self.head_sha(repo, branch))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pushed-listing") as pool:
+            ahead = pool.submit(self._listing, repo, pushed)
+            head = self.head_sha(repo, repo.branch)
+            if head == pushed:
+                return ahead.result()
+        return self._listing(repo, head)
+
+    def _listing(self, repo: RepoRef, head: str) -> Snapshot:
+        response = self._snapshot_get(repo, "tree listing", f"/git/trees/{head}?recursive=1")
+        try:
+            data = response.json()
+            entries = data["tree"]
+            truncated = bool(data.get("truncated", False))
+            files = [self._article_file(entry) for entry in entries]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise SourceUnavailable(f"{repo.full_name}: unreadable tree listing at {head}") from None
+        if truncated:
+            logger.warning(
+                "GitHub tree listing truncated", extra={"repository": repo.full_name, "head_sha": head}
+            )
+        articles = sorted((f for f in files if f is not None), key=lambda f: f.path)
+        return Snapshot(head_sha=head, files=tuple(articles), complete=not truncated)
+
+    def _article_file(self, entry: Mapping[str, Any]) -> RepoFile | None:
+        path, sha = entry["path"], entry.get("sha")
+        if entry.get("type") != "blob" or entry.get("mode") == _SYMLINK_MODE:
+            return None
+        prefix = f"{self.articles_dir}/" if self.articles_dir else ""
+        if not isinstance(path, str) or not path.startswith(prefix):
+            return None
+        name = path[len(prefix) :]
+        if "/" in name or not name.endswith(".md") or not isinstance(sha, str):
+            return None
+        return RepoFile(path=path, sha=sha.lower())
+
+    # -- fetch -------------------------------------------------------------------------------------
+
+    def fetch(self, repo: RepoRef, snapshot: Snapshot, files: Sequence[RepoFile]) -> list[FetchResult]:
+        """Fetch ``files`` at ``snapshot``; one result per file, in the order given, never raising.
+
+        Each content is verified against its blob SHA. Failures are ``FetchFailure`` with
+        ``retryable=True`` for 5xx/429/rate limit/time-outs, ``False`` for 404, SHA mismatch and refusals."""
+        wanted = list(files)
+        if not wanted:
+            return []
+        contents: dict[str, bytes] = {}
+        if self._wants_tarball(len(wanted), len(snapshot.files)):
+            contents = self._fetch_tarball(repo, snapshot.head_sha, wanted)
+        missing_shas = sorted({f.sha for f in wanted if f.path not in contents})
+        by_sha = self._fetch_blobs(repo, missing_shas)
+        results: list[FetchResult] = []
+        for f in wanted:
+            if f.path in contents:
+                results.append(FetchedFile(path=f.path, sha=f.sha, content=contents[f.path]))
+                continue
+            outcome = by_sha[f.sha]
+            if isinstance(outcome, _Failed):
+                results.append(
+                    FetchFailure(path=f.path, sha=f.sha, message=outcome.message, retryable=outcome.retryable)
+                )
+            else:
+                results.append(FetchedFile(path=f.path, sha=f.sha, content=outcome))
+        return results
+
+    def _wants_tarball(self, wanted: int, total: int) -> bool:
+        return wanted > self.tarball_min_files and wanted > self.tarball_min_fraction * total
+
+    def _fetch_blobs(self, repo: RepoRef, shas: Sequence[str]) -> dict[str, bytes | _Failed]:
+        if not shas:
+            return {}
+        if len(shas) == 1:
+            return {shas[0]: self._fetch_blob(repo, shas[0])}
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(shas))) as pool:
+            outcomes = pool.map(lambda sha: self._fetch_blob(repo, sha), shas)
+            return dict(zip(shas, outcomes, strict=True))
+
+    def _fetch_blob(self, repo: RepoRef, sha: str) -> bytes | _Failed:
+        if not _SHA_RE.match(sha):
+            return _Failed("not a blob SHA", retryable=False)
+        try:
+            response = self._get(repo, f"/git/blobs/{sha}", RAW_MEDIA_TYPE)
+        except HttpError as exc:
+            return _Failed(str(exc), retryable=True)
+        except SourceUnavailable as exc:
+            return _Failed(str(exc), retryable=True)
+        except SourcePermanentError as exc:
+            return _Failed(str(exc), retryable=False)
+        if response.status != 200:
+            retryable = is_retryable_status(response.status, response.headers)
+            return _Failed(f"blob {sha}: GitHub answered {response.status}", retryable=retryable)
+        data: bytes = response.body
+        if git_blob_sha(data) == sha:
+            return data
+        # A proxy or an older GitHub may ignore the raw media type and answer the JSON (base64) form.
+        decoded = _json_blob_content(data)
+        if decoded is not None and git_blob_sha(decoded) == sha:
+            return decoded
+        return _Failed(f"blob {sha}: content does not match its SHA", retryable=False)
+
+    def _fetch_tarball(self, repo: RepoRef, head_sha: str, files: Sequence[RepoFile]) -> dict[str, bytes]:
+        """Contents of ``files`` taken from the tarball at ``head_sha`` (one request, streamed).
+
+        Returns only verified contents; whatever is missing, too big or mismatched is left to the caller
+        (blob fetches). Never raises for a GitHub or archive problem."""
+        wanted = {f.path: f.sha for f in files}
+        found: dict[str, bytes] = {}
+        try:
+            token = self.auth.installation_token(self._installation(repo))
+            url = f"{self._repo_url(repo)}/tarball/{head_sha}"
+            with self.http.stream("GET", url, headers=self._headers(token, GITHUB_JSON)) as answer:
+                if answer.status != 200:
+                    logger.warning(
+                        "GitHub tarball unavailable, fetching blobs",
+                        extra={"repository": repo.full_name, "status": answer.status},
+                    )
+                    return found
+                # "r|*": a forward-only stream, never the whole archive in memory.
+                with tarfile.open(fileobj=answer.raw, mode="r|*") as archive:  # type: ignore[call-overload]
+                    for member in archive:
+                        # GitHub prefixes every entry with one folder "<owner>-<repo>-<short sha>/".
+                        path = member.name.partition("/")[2]
+                        sha = wanted.get(path)
+                        if sha is None or path in found or not member.isfile():
+                            continue
+                        if member.size > self.max_file_bytes:
+                            continue
+                        extracted = archive.extractfile(member)
+                        data = extracted.read() if extracted is not None else b""
+                        if git_blob_sha(data) == sha:
+                            found[path] = data
+                        if len(found) == len(wanted):
+                            break
+        except (
+            HttpError,
+            SourceUnavailable,
+            SourcePermanentError,
+            tarfile.TarError,
+            OSError,
+            zlib.error,
+        ) as exc:
+            logger.warning(
+                "GitHub tarball failed, fetching the rest as blobs",
+                extra={"repository": repo.full_name, "error": type(exc).__name__, "found": len(found)},
+            )
+        return found
+
+
+def _json_blob_content(body: bytes) -> bytes | None:
+    """The content of a Git Blobs API JSON answer (``{"content": …, "encoding": "base64"}``), if it is one."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("encoding") != "base64":
+        return None
+    content = data.get("content")
+    if not isinstance(content, str):
+        return None
+    try:
+        return base64.b64decode(content)
+    except (binascii.Error, ValueError):
+        return None

@@ -1,0 +1,85 @@
+"""The article source port: where the worker reads the repository from.
+
+Two adapters implement it and behave the same: the GitHub App (``function.sources.github``)
+and a local folder read as if it were the repository (``function.sources.folder``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class RepoRef:
+    """Which repository and branch to read, and with which App installation."""
+
+    full_name: str  # "owner/name"; ignored by the dir source
+    branch: str | None  # None: the repository's default branch
+    installation_id: int | None = None
+    # The head SHA the push reported. A source may read that commit's listing while it reads the
+    # branch head, and use it when the two agree (the usual case): one round trip instead of two.
+    pushed_head: str | None = None
+
+
+@dataclass(frozen=True)
+class RepoFile:
+    """One article file in the tree listing: its repository path and git blob SHA."""
+
+    path: str  # e.g. "articles/hello.md"
+    sha: str  # git blob SHA-1 (hex), as `git hash-object` computes it
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The article files at one commit.
+
+    ``complete`` is False when the listing could not be read whole (GitHub's truncated tree):
+    the worker then never archives, because a missing path may only be missing from the listing.
+    """
+
+    head_sha: str
+    files: tuple[RepoFile, ...]
+    complete: bool = True
+
+
+@dataclass(frozen=True)
+class FetchedFile:
+    path: str
+    sha: str
+    content: bytes
+
+
+@dataclass(frozen=True)
+class FetchFailure:
+    path: str
+    sha: str
+    message: str
+    retryable: bool  # True for 5xx / 429 / time-outs: the delivery should be retried later
+
+
+FetchResult = FetchedFile | FetchFailure
+
+
+class SourceUnavailable(Exception):
+    """The source could not be read at all (GitHub down, time-out after retries). Worth retrying."""
+
+
+class SourcePermanentError(Exception):
+    """The source refused for good (installation or repository gone, access revoked, branch missing).
+
+    Retrying the same delivery cannot help: the worker reports it as a permanent (4xx) failure.
+    """
+
+
+class ArticleSource(Protocol):
+    def snapshot(self, repo: RepoRef) -> Snapshot:
+        """List the article files (``<articles_dir>/*.md``, direct children only) at the branch head,
+        read at call time. Raises SourceUnavailable when the head or listing cannot be read."""
+        ...
+
+    def fetch(self, repo: RepoRef, snapshot: Snapshot, files: Sequence[RepoFile]) -> list[FetchResult]:
+        """Fetch the content of ``files`` (a subset of ``snapshot.files``). One result per file, in any
+        order; a file that cannot be fetched yields a FetchFailure and never raises."""
+        ...

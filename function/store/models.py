@@ -1,0 +1,219 @@
+"""The tables: users, articles, tags, article_tags, deliveries.
+
+All models bind to ``function.store.db.database_proxy``. Times are naive UTC with microseconds
+(``DATETIME(6)`` on MySQL, where a bare DATETIME would drop the fraction and make two updates in the
+same second look equal). Text columns are utf8mb4 on MySQL whatever the server's default; keys that
+name things in the repository (slugs, paths, tag paths) compare byte-exact, as they do on SQLite and
+in git, so ``Foo`` and ``foo`` are two articles.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import peewee
+
+from function.store.db import database_proxy, unwrap
+from function.webhooks.envelope import DELIVERY_ID_MAX_CHARS, EVENT_MAX_CHARS
+
+OUTCOMES = ("processing", "success", "partial", "failed", "skipped")
+ERROR_MAX_CHARS = 4000
+
+
+def utc_now() -> datetime:
+    """Now as naive UTC, the form every timestamp column stores."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def to_naive_utc(value: datetime) -> datetime:
+    """``value`` as naive UTC: aware times are converted, naive ones are taken to be UTC already."""
+    if value.tzinfo is not None:
+        return value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def _is_mysql_ddl(ctx: Any) -> bool:
+    # Only the MySQL family quotes identifiers with backticks; the context carries no other
+    # backend marker, and this works for any MySQLDatabase (TiDB included), not only ours.
+    return bool(ctx is not None and ctx.state.quote == "``")
+
+
+class _Utf8Mixin:
+    """Declares ``CHARACTER SET utf8mb4`` (and a collation) on MySQL; plain type on SQLite."""
+
+    binary = False
+
+    def ddl_datatype(self, ctx: Any) -> Any:
+        datatype = super().ddl_datatype(ctx)  # type: ignore[misc]
+        if not _is_mysql_ddl(ctx):
+            return datatype
+        collation = "utf8mb4_bin" if self.binary else "utf8mb4_unicode_ci"
+        return peewee.NodeList((datatype, peewee.SQL(f"CHARACTER SET utf8mb4 COLLATE {collation}")))
+
+
+class TextKeyField(_Utf8Mixin, peewee.CharField):
+    """VARCHAR compared byte-exact (utf8mb4_bin on MySQL; SQLite's default is already binary)."""
+
+    binary = True
+
+
+class StringField(_Utf8Mixin, peewee.CharField):
+    """VARCHAR in utf8mb4."""
+
+
+class LongTextField(_Utf8Mixin, peewee.TextField):
+    """LONGTEXT on MySQL (TEXT stops at 64 KB); TEXT affinity on SQLite."""
+
+    field_type = "LONGTEXT"
+
+
+class Utf8TextField(_Utf8Mixin, peewee.TextField):
+    """TEXT in utf8mb4."""
+
+
+class UtcDateTimeField(peewee.DateTimeField):
+    """Naive UTC with microseconds: DATETIME(6) on MySQL; a fixed-width text form on SQLite, so that
+    comparing and ordering the stored strings is comparing the times."""
+
+    def get_modifiers(self) -> list[int]:
+        return [6]
+
+    def db_value(self, value: Any) -> Any:
+        if isinstance(value, datetime):
+            return to_naive_utc(value).strftime("%Y-%m-%d %H:%M:%S.%f")
+        return super().db_value(value)
+
+
+class BaseModel(peewee.Model):
+    class Meta:
+        database = database_proxy
+        legacy_table_names = False
+
+
+class User(BaseModel):
+    id = peewee.AutoField()
+    name = TextKeyField(max_length=100, unique=True)
+    email = StringField(max_length=255)
+    github_installation_id = peewee.BigIntegerField(null=True, unique=True)
+    repository = StringField(max_length=255, null=True)  # "owner/name"
+    created_at = UtcDateTimeField(default=utc_now)
+
+    class Meta:
+        table_name = "users"
+
+
+class Article(BaseModel):
+    id = peewee.AutoField()
+    # No separate index on user_id: the unique (user_id, slug) index starts with it.
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
+    slug = TextKeyField(max_length=255)
+    path = TextKeyField(max_length=1024)
+    blob_sha = StringField(max_length=64)
+    title = Utf8TextField()
+    type = TextKeyField(max_length=100, null=True)  # filtered on: exact on both backends
+    description = Utf8TextField(null=True)
+    thumbnail = Utf8TextField(null=True)
+    content = LongTextField()
+    content_html = LongTextField()
+    content_hash = StringField(max_length=64)
+    # sha256 of the sorted tag paths: lets a content change skip the tag tables when tags are the same.
+    tags_hash = StringField(max_length=64, default="")
+    publish = peewee.BooleanField(default=False)
+    archived = peewee.BooleanField(default=False)
+    published_at = UtcDateTimeField(null=True)
+    archived_at = UtcDateTimeField(null=True)
+    created_at = UtcDateTimeField()
+    updated_at = UtcDateTimeField()
+
+    class Meta:
+        table_name = "articles"
+        indexes = (
+            (("user", "slug"), True),
+            # The read routes: one user's published, live articles, newest first.
+            (("user", "publish", "archived", "published_at"), False),
+        )
+
+
+class Tag(BaseModel):
+    id = peewee.AutoField()
+    path = TextKeyField(max_length=255, unique=True)  # "tech/aws/lambda"
+
+    class Meta:
+        table_name = "tags"
+
+
+class ArticleTag(BaseModel):
+    # No separate index on article_id: the primary key (article_id, tag_id) starts with it.
+    article = peewee.ForeignKeyField(Article, on_delete="CASCADE", column_name="article_id", index=False)
+    tag = peewee.ForeignKeyField(Tag, on_delete="CASCADE", column_name="tag_id", index=True)
+
+    class Meta:
+        table_name = "article_tags"
+        # The pair is the key: no AUTO_INCREMENT id that anyone could be tempted to order by.
+        primary_key = peewee.CompositeKey("article", "tag")
+
+
+class Delivery(BaseModel):
+    delivery_id = TextKeyField(max_length=DELIVERY_ID_MAX_CHARS, primary_key=True)  # X-GitHub-Delivery
+    event = StringField(max_length=EVENT_MAX_CHARS)
+    installation_id = peewee.BigIntegerField(null=True)
+    repository = StringField(max_length=255, null=True)
+    received_at = UtcDateTimeField(index=True)
+    started_at = UtcDateTimeField()
+    finished_at = UtcDateTimeField(null=True)
+    head_sha = StringField(max_length=64, null=True)
+    processed = peewee.IntegerField(default=0)
+    succeeded = peewee.IntegerField(default=0)
+    failed = peewee.IntegerField(default=0)
+    archived = peewee.IntegerField(default=0)
+    outcome = StringField(max_length=16, choices=[(o, o) for o in OUTCOMES])
+    error = Utf8TextField(null=True)
+    attempts = peewee.IntegerField(default=1)
+
+    class Meta:
+        table_name = "deliveries"
+
+
+MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, Delivery)
+
+
+def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
+    """Create every table and index that does not exist yet (idempotent; DDL only on a new database)."""
+    db = unwrap(db)
+    existing = set(db.get_tables())
+    # The redelivery sweep's state lives in its own module, which imports BaseModel from here.
+    from function.store.sweep_state import SweepState
+
+    models: tuple[type[BaseModel], ...] = (*MODELS, SweepState)
+    for model in models:
+        if model._meta.table_name not in existing:
+            peewee.SchemaManager(model, db).create_all(safe=True)
+
+
+def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:
+    """How the existing tables differ from what this version of blog-api reads and writes: a column it
+    needs that is missing, or a column it does not know that refuses rows without it (NOT NULL, no
+    default). Empty when they agree. Tables that do not exist yet are ``create_tables``' business.
+
+    There is no migration tool yet: a database made by an older version is reported, not altered, so
+    that nobody's data is changed behind their back."""
+    db = unwrap(db)
+    from function.store.sweep_state import SweepState
+
+    existing = set(db.get_tables())
+    differences = []
+    models: tuple[type[BaseModel], ...] = (*MODELS, SweepState)
+    for model in models:
+        table = model._meta.table_name
+        if table not in existing:
+            continue
+        wanted = {field.column_name for field in model._meta.sorted_fields}
+        present = {column.name: column for column in db.get_columns(table)}
+        for name in sorted(wanted - present.keys()):
+            differences.append(f"{table}.{name} is missing")
+        for name in sorted(present.keys() - wanted):
+            column = present[name]
+            if not column.null and column.default is None and not column.primary_key:
+                differences.append(f"{table}.{name} is not known to this version and is NOT NULL")
+    return differences

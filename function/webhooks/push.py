@@ -1,0 +1,83 @@
+"""Reading a GitHub delivery: decode its payload and decide what it asks of us."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+from function.errors import BadRequest
+from function.webhooks.envelope import PushRef, is_installation_id
+
+FORM = "application/x-www-form-urlencoded"
+
+
+def decode_payload(body: bytes, content_type: str | None = None) -> Any:
+    """The delivery's JSON, from either of GitHub's content types.
+
+    Form deliveries carry the JSON in a ``payload=`` field. When the content type is unknown (an
+    envelope does not carry it) the form is recognised by that prefix, which JSON can never start with.
+    """
+    is_form = (content_type or "").split(";")[0].strip().lower() == FORM or body.startswith(b"payload=")
+    try:
+        if is_form:
+            fields = parse_qs(body.decode("utf-8"), strict_parsing=False, max_num_fields=50)
+            values = fields.get("payload")
+            if not values:
+                raise BadRequest("form-encoded delivery has no 'payload' field")
+            return json.loads(values[0])
+        return json.loads(body)
+    except BadRequest:
+        raise
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise BadRequest("the delivery body is not valid JSON") from exc
+
+
+@dataclass(frozen=True)
+class Skip:
+    reason: str
+
+
+def _field(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else None
+
+
+def classify_push(payload: Any, tracked_branch: str | None) -> PushRef | Skip:
+    """Decide whether a push delivery should sync articles.
+
+    Tags, branch deletions and other branches are skipped (200). A push whose shape is wrong for a
+    push (``"ref": 5``, no repository, no installation) is a bad request (400): it can never work.
+    """
+    if not isinstance(payload, dict):
+        raise BadRequest("push payload must be a JSON object")
+    ref = payload.get("ref")
+    if not isinstance(ref, str):
+        raise BadRequest("push payload has no string 'ref'")
+    if ref.startswith("refs/tags/"):
+        return Skip(f"tag push ({ref[len('refs/tags/') :]})")
+    if not ref.startswith("refs/heads/"):
+        return Skip(f"not a branch: {ref[:200]}")
+    if payload.get("deleted") is True:
+        return Skip("branch deleted")
+    repository = payload.get("repository")
+    full_name = _field(repository, "full_name")
+    if not isinstance(full_name, str) or "/" not in full_name:
+        raise BadRequest("push payload has no repository.full_name")
+    branch = ref[len("refs/heads/") :]
+    default_branch = _field(repository, "default_branch") or _field(repository, "master_branch")
+    tracked = tracked_branch or (default_branch if isinstance(default_branch, str) else None)
+    if tracked is None:
+        raise BadRequest("push payload has no repository.default_branch and ARTICLE_BRANCH is not set")
+    if branch != tracked:
+        return Skip(f"push to {branch[:200]}, not the tracked branch {tracked}")
+    installation_id = _field(payload.get("installation"), "id")
+    if not is_installation_id(installation_id):
+        raise BadRequest("push payload has no valid installation.id (is the webhook sent by the GitHub App?)")
+    after = payload.get("after")
+    return PushRef(
+        repository=full_name,
+        branch=branch,
+        installation_id=installation_id,
+        after=after if isinstance(after, str) else None,
+    )

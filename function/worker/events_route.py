@@ -1,0 +1,81 @@
+"""The pass-through route (``POST /events``): the worker's entry for self-invoked envelopes."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from flask import Blueprint, request
+
+from function.errors import BlogApiError, Forbidden, Unavailable
+from function.observability import metrics
+from function.web import services
+from function.webhooks import envelope
+from function.webhooks.push import Skip, classify_push, decode_payload
+from function.worker import installations, redelivery
+from function.worker.run import log_complete, run_push
+
+log = logging.getLogger(__name__)
+
+# Set in the WSGI environ by function.handler for events that came through the pass-through path.
+# An HTTP request cannot set it: headers arrive as HTTP_* keys, never as this one.
+PASS_THROUGH_ENVIRON_KEY = "blog_api.pass_through"  # noqa: S105 - a WSGI environ key, not a secret
+
+
+def make_blueprint(path: str) -> Blueprint:
+    blueprint = Blueprint("events", __name__)
+
+    @blueprint.post(path)
+    def receive_event() -> tuple[dict[str, Any], int]:
+        svc = services()
+        settings = svc.settings
+        # Defence in depth: on Lambda, only the handler's pass-through reaches this route; an HTTP
+        # request for it from API Gateway is refused even with a valid signature.
+        if settings.lambda_mode and not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
+            raise Forbidden(f"{path} only accepts events passed through by the function itself")
+        raw = request.get_data(cache=True)
+        if redelivery.is_scheduled_event(raw):
+            # The schedule's input carries no signature: only the function's own pass-through may run
+            # it (inline mode serves this route over HTTP, so the marker is checked here too).
+            if not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
+                raise Forbidden("the redelivery sweep only runs from the function's schedule")
+            return redelivery.run_scheduled(svc, metrics.for_current_app()).to_json(), 200
+        env = envelope.parse_and_verify(settings.webhook_secret, raw)
+
+        push = env.push
+        skip_reason = f"event {env.event!r} is not handled"
+        if env.event == "push" and push is None:
+            decision = classify_push(decode_payload(env.body or b""), settings.article_branch)
+            if isinstance(decision, Skip):
+                skip_reason = decision.reason
+            else:
+                push = decision
+        if env.event != "push" or push is None:
+            return _finish_here(svc, env, skip_reason)
+        summary = run_push(env.delivery, env.event, env.received_at, push)
+        if summary.retryable:
+            # Committed what could be; answer 5xx so Lambda retries and fetches only what failed.
+            raise Unavailable(
+                f"{summary.failed} of {summary.processed} articles failed to fetch; "
+                "the delivery will be retried"
+            )
+        return summary.to_json(), 200
+
+    return blueprint
+
+
+def _finish_here(svc: Any, env: envelope.Envelope, skip_reason: str) -> tuple[dict[str, Any], int]:
+    """A delivery that is not a sync ends here, with its completion line: an installation event is
+    applied, anything else skipped."""
+    started = time.perf_counter()
+    try:
+        if env.event in installations.EVENTS:
+            answer, status = installations.apply_envelope(svc, env)
+        else:
+            answer, status = {"status": "skipped", "reason": skip_reason}, 200
+    except BlogApiError as exc:
+        log_complete(env.delivery, started, "rejected", status=exc.status, error=exc.code)
+        raise
+    log_complete(env.delivery, started, str(answer.get("status", "")), status=status)
+    return answer, status

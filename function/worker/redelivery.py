@@ -1,0 +1,442 @@
+"""Redelivering failed GitHub App webhook deliveries, as GitHub documents it for an App.
+
+GitHub does not redeliver a failed delivery on its own. Its documented script ("Automatically
+redelivering failed deliveries for a GitHub App webhook"): list ``GET /app/hook/deliveries`` with the
+App's JWT, newest first, back to where the last run stopped; group the attempts by ``guid`` (constant
+across redeliveries of one delivery); for every guid none of whose attempts has ``status == "OK"``,
+redeliver one attempt with ``POST /app/hook/deliveries/{id}/attempts``. We redeliver the newest failed
+attempt, look back at most 3 days, and keep a watermark (``function.store.sweep_state``) so that no failed
+attempt is ever redelivered twice, by the schedule or by ``blog-api redeliver``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import parse_qs, urlsplit
+
+from function.errors import BlogApiError
+from function.observability.metrics import MetricsSink, NullMetrics, count
+from function.sources.port import SourceUnavailable
+from shared import metric_names
+from shared.names import SCHEDULED_REDELIVERY_KIND
+
+if TYPE_CHECKING:
+    # Imported lazily at run time: /events imports this module, and the accept path (the common cold
+    # start) must not pay for urllib3.
+    from function.github.http import HttpClient
+
+log = logging.getLogger(__name__)
+
+# GitHub keeps App hook deliveries for redelivery only this long.
+MAX_WINDOW = timedelta(days=3)
+DEFAULT_WINDOW = timedelta(hours=24)
+PER_PAGE = 100
+# A delivery our endpoint refuses every time (say a 4xx) would otherwise be redelivered once per sweep
+# for ever: after this many redeliveries inside the window, the sweep gives up on it and logs so.
+MAX_REDELIVERIES = 3
+# GitHub's status for an attempt that got a 2xx answer; anything else is a failure (the doc's rule).
+STATUS_OK = "OK"
+
+
+class RedeliveryNotConfigured(BlogApiError):
+    """No GitHub App id or private key: the sweep cannot list deliveries. Permanent (no retry)."""
+
+    status = 422
+    code = "NOT_CONFIGURED"
+
+
+class RedeliveryRefused(Exception):
+    """GitHub answered the redelivery request with something other than 202."""
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """Every hook delivery with ``id <= delivery_id`` has been handled (redelivered or judged)."""
+
+    delivery_id: int
+    delivered_at: datetime  # naive UTC
+    run_at: datetime  # naive UTC
+
+
+@dataclass(frozen=True)
+class HookDelivery:
+    """One attempt, as ``GET /app/hook/deliveries`` lists it."""
+
+    id: int
+    guid: str
+    delivered_at: datetime  # aware, UTC
+    status: str
+    status_code: int
+    event: str
+    action: str | None = None
+    redelivery: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == STATUS_OK
+
+    @classmethod
+    def from_json(cls, data: Any) -> HookDelivery:
+        try:
+            delivered = datetime.fromisoformat(str(data["delivered_at"]).replace("Z", "+00:00"))
+            return cls(
+                id=int(data["id"]),
+                guid=str(data["guid"]),
+                delivered_at=delivered if delivered.tzinfo else delivered.replace(tzinfo=UTC),
+                status=str(data.get("status") or ""),
+                status_code=int(data.get("status_code") or 0),
+                event=str(data.get("event") or ""),
+                action=data.get("action"),
+                redelivery=bool(data.get("redelivery")),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SourceUnavailable(f"unreadable hook delivery from GitHub: {type(exc).__name__}") from None
+
+
+@dataclass(frozen=True)
+class Page:
+    deliveries: list[HookDelivery]
+    next_cursor: str | None
+
+
+class HookDeliveriesApi(Protocol):
+    """The two GitHub calls the sweep makes (a fake records them in tests)."""
+
+    def list_deliveries(self, cursor: str | None) -> Page:
+        """One page, newest first; ``next_cursor`` is None on the last page."""
+
+    def redeliver(self, delivery_id: int) -> None:
+        """Ask GitHub to deliver this attempt again; raises RedeliveryRefused when GitHub says no."""
+
+
+class GitHubHookDeliveries:
+    """``HookDeliveriesApi`` on GitHub's REST API, authenticated with the App's JWT."""
+
+    def __init__(self, auth: Any, http: HttpClient, api_url: str, *, per_page: int = PER_PAGE) -> None:
+        self._auth = auth  # GitHubAppAuth: app_jwt()
+        self._http = http
+        self._api_url = api_url.rstrip("/")
+        self._per_page = per_page
+
+    def _headers(self) -> dict[str, str]:
+        from function.github.app_auth import API_VERSION, GITHUB_JSON
+
+        return {
+            "Authorization": f"Bearer {self._auth.app_jwt()}",
+            "Accept": GITHUB_JSON,
+            "X-GitHub-Api-Version": API_VERSION,
+        }
+
+    def list_deliveries(self, cursor: str | None) -> Page:
+        url = f"{self._api_url}/app/hook/deliveries?per_page={self._per_page}"
+        if cursor:
+            url += f"&cursor={cursor}"
+        from function.github.http import HttpError
+
+        try:
+            answer = self._http.request("GET", url, headers=self._headers())
+        except HttpError as exc:
+            raise SourceUnavailable(f"listing App hook deliveries: {exc}") from None
+        _raise_for_status(answer.status, "listing App hook deliveries")
+        try:
+            items = json.loads(answer.body)
+        except ValueError:
+            raise SourceUnavailable("listing App hook deliveries: the answer is not JSON") from None
+        if not isinstance(items, list):
+            raise SourceUnavailable("listing App hook deliveries: the answer is not a list")
+        return Page([HookDelivery.from_json(item) for item in items], next_cursor(answer.headers.get("Link")))
+
+    def redeliver(self, delivery_id: int) -> None:
+        url = f"{self._api_url}/app/hook/deliveries/{int(delivery_id)}/attempts"
+        from function.github.http import HttpError
+
+        try:
+            answer = self._http.request("POST", url, headers=self._headers())
+        except HttpError as exc:
+            raise RedeliveryRefused(str(exc)) from None
+        if answer.status not in (200, 202):
+            raise RedeliveryRefused(f"GitHub answered {answer.status}: {_message(answer.body)}")
+
+
+def _message(body: bytes) -> str:
+    try:
+        return str(json.loads(body).get("message", ""))[:200]
+    except (ValueError, AttributeError):
+        return body[:200].decode("utf-8", "replace")
+
+
+def _raise_for_status(status: int, what: str) -> None:
+    from function.github.app_auth import GitHubAuthError
+
+    if status == 200:
+        return
+    if status >= 500 or status == 429:
+        raise SourceUnavailable(f"{what}: GitHub answered {status}")
+    raise GitHubAuthError(f"{what}: GitHub answered {status}")
+
+
+def next_cursor(link_header: str | None) -> str | None:
+    """The ``cursor`` of the ``rel="next"`` URL in a Link header (GitHub paginates deliveries by cursor)."""
+    for part in (link_header or "").split(","):
+        url, _, params = part.partition(";")
+        if 'rel="next"' in params.replace(" ", ""):
+            query = parse_qs(urlsplit(url.strip().strip("<>")).query)
+            values = query.get("cursor")
+            return values[0] if values else None
+    return None
+
+
+def fetch_since(api: HookDeliveriesApi, since: datetime) -> tuple[list[HookDelivery], int]:
+    """Every attempt delivered at or after ``since`` (newest first) and the number of pages read. Stops
+    at the first page that reaches back past ``since``: the list is newest first."""
+    found: list[HookDelivery] = []
+    pages = 0
+    cursor: str | None = None
+    while True:
+        page = api.list_deliveries(cursor)
+        pages += 1
+        found.extend(d for d in page.deliveries if d.delivered_at >= since)
+        reached_back = any(d.delivered_at < since for d in page.deliveries)
+        if reached_back or not page.deliveries or page.next_cursor is None:
+            return found, pages
+        cursor = page.next_cursor
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the sweep does about one guid that has no successful attempt."""
+
+    attempt: HookDelivery  # the guid's newest attempt
+    verdict: str  # "redeliver" | "already handled" | "gave up"
+    attempts: int
+
+
+def plan(
+    deliveries: list[HookDelivery], *, handled_up_to: int | None, max_redeliveries: int = MAX_REDELIVERIES
+) -> list[Decision]:
+    """Group by guid; for each guid with no ``OK`` attempt, decide about its newest attempt.
+
+    An attempt at or below the watermark ``handled_up_to`` was decided by an earlier sweep (its
+    redelivery, if any, is a newer attempt): nothing is done twice.
+    """
+    by_guid: dict[str, list[HookDelivery]] = {}
+    for delivery in deliveries:
+        by_guid.setdefault(delivery.guid, []).append(delivery)
+    decisions: list[Decision] = []
+    for attempts in by_guid.values():
+        if any(a.ok for a in attempts):
+            continue
+        newest = max(attempts, key=lambda a: (a.delivered_at, a.id))
+        if handled_up_to is not None and newest.id <= handled_up_to:
+            verdict = "already handled"
+        elif sum(a.redelivery for a in attempts) >= max_redeliveries:
+            verdict = "gave up"
+        else:
+            verdict = "redeliver"
+        decisions.append(Decision(newest, verdict, len(attempts)))
+    return decisions
+
+
+@dataclass
+class SweepReport:
+    since: datetime
+    dry_run: bool
+    fetched: int = 0
+    pages: int = 0
+    guids: int = 0
+    decisions: list[Decision] = field(default_factory=list)
+    redelivered: list[HookDelivery] = field(default_factory=list)
+    errors: list[tuple[HookDelivery, str]] = field(default_factory=list)
+    watermark: Watermark | None = None  # saved after this sweep (None: unchanged)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": "swept",
+            "since": self.since.isoformat(),
+            "dryRun": self.dry_run,
+            "fetched": self.fetched,
+            "guids": self.guids,
+            "redelivered": [d.id for d in self.redelivered],
+            "alreadyHandled": sum(d.verdict == "already handled" for d in self.decisions),
+            "gaveUp": sum(d.verdict == "gave up" for d in self.decisions),
+            "errors": [{"id": d.id, "error": message} for d, message in self.errors],
+        }
+
+
+class WatermarkStore(Protocol):
+    def load(self) -> Watermark | None: ...
+    def save(self, mark: Watermark) -> None: ...
+
+
+def window_start(
+    now: datetime, window: timedelta, previous: Watermark | None, *, catch_up: bool = False
+) -> datetime:
+    """``now - window`` (at most 3 days back). With ``catch_up``, after a pause longer than the window,
+    back to where the last sweep stopped, still at most 3 days back."""
+    window = min(window, MAX_WINDOW)
+    since = now - window
+    if catch_up and previous is not None:
+        stopped = previous.delivered_at.replace(tzinfo=UTC)
+        since = min(since, max(stopped, now - MAX_WINDOW))
+    return since
+
+
+def sweep(
+    api: HookDeliveriesApi,
+    state: WatermarkStore | None,
+    *,
+    now: datetime,
+    window: timedelta = DEFAULT_WINDOW,
+    dry_run: bool = False,
+    catch_up: bool = False,
+    metrics: MetricsSink | None = None,
+) -> SweepReport:
+    """List, decide, redeliver (unless ``dry_run``) and move the watermark (unless ``dry_run``).
+
+    A redelivery GitHub refuses is reported, and the watermark stays below that attempt so the next
+    sweep tries it again.
+    """
+    previous = state.load() if state is not None else None
+    report = SweepReport(since=window_start(now, window, previous, catch_up=catch_up), dry_run=dry_run)
+    deliveries, report.pages = fetch_since(api, report.since)
+    report.fetched = len(deliveries)
+    report.guids = len({d.guid for d in deliveries})
+    report.decisions = plan(deliveries, handled_up_to=previous.delivery_id if previous else None)
+    for decision in report.decisions:
+        if decision.verdict != "redeliver" or dry_run:
+            continue
+        attempt = decision.attempt
+        try:
+            api.redeliver(attempt.id)
+        except RedeliveryRefused as exc:
+            report.errors.append((attempt, str(exc)))
+            log.warning(
+                "Redelivery refused",
+                extra={"delivery": attempt.guid, "hook_delivery_id": attempt.id, "error": str(exc)},
+            )
+            continue
+        report.redelivered.append(attempt)
+        log.info(
+            "Redelivered GitHub webhook",
+            extra={
+                "delivery": attempt.guid,
+                "hook_delivery_id": attempt.id,
+                "event": attempt.event,
+                "status": attempt.status,
+            },
+        )
+    if not dry_run:
+        (metrics or NullMetrics()).put(
+            {
+                metric_names.REDELIVERIES: count(len(report.redelivered)),
+                metric_names.REDELIVERY_ERRORS: count(len(report.errors)),
+            }
+        )
+    if not dry_run and state is not None and deliveries:
+        report.watermark = _next_watermark(deliveries, report.errors, now, previous)
+        state.save(report.watermark)
+    return report
+
+
+def _next_watermark(
+    deliveries: list[HookDelivery],
+    errors: list[tuple[HookDelivery, str]],
+    now: datetime,
+    previous: Watermark | None,
+) -> Watermark:
+    newest = max(deliveries, key=lambda d: d.id)
+    if errors:
+        # Stay below the first refused attempt so the next sweep tries it again. An attempt above it
+        # that was redelivered now is by then superseded by its own newer attempt.
+        oldest_refused = min(errors, key=lambda e: e[0].id)[0]
+        below = [d for d in deliveries if d.id < oldest_refused.id]
+        if not below:
+            floor_id = previous.delivery_id if previous else oldest_refused.id - 1
+            floor_at = previous.delivered_at if previous else oldest_refused.delivered_at
+            return Watermark(floor_id, _naive(floor_at), _naive(now))
+        newest = max(below, key=lambda d: d.id)
+    return Watermark(newest.id, _naive(newest.delivered_at), _naive(now))
+
+
+def _naive(value: datetime) -> datetime:
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
+
+
+# -- wiring ---------------------------------------------------------------------------------------
+
+
+def api_from_settings(settings: Any) -> tuple[GitHubHookDeliveries, HttpClient]:
+    """The real API client (and its HTTP client, for the caller to close) from Settings."""
+    from function.github.app_auth import GitHubAppAuth
+    from function.github.http import HttpClient
+
+    if not settings.github_app_id or not settings.github_private_key:
+        raise RedeliveryNotConfigured(
+            "redelivery needs GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY (or _PARAM): "
+            "the App's deliveries are listed with its JWT"
+        )
+    http = HttpClient(https_proxy=settings.https_proxy, no_proxy=settings.no_proxy)
+    auth = GitHubAppAuth(settings.github_app_id, settings.github_private_key, settings.github_api_url, http)
+    return GitHubHookDeliveries(auth, http, settings.github_api_url), http
+
+
+def is_scheduled_event(raw: bytes) -> bool:
+    """True for the schedule's constant input ``{"kind": "scheduled-redelivery"}``; an envelope's kind is
+    always one of its own."""
+    if len(raw) > 1024:
+        return False
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and data.get("kind") == SCHEDULED_REDELIVERY_KIND
+
+
+def run_scheduled(services: Any, metrics: MetricsSink, now: datetime | None = None) -> SweepReport:
+    """The schedule's sweep inside the function: the default window, the watermark in the database."""
+    from function.store.sweep_state import SweepStateStore
+
+    api, http = api_from_settings(services.settings)
+    try:
+        with services.store() as store:
+            report = sweep(
+                api,
+                SweepStateStore(store.db),
+                now=now or datetime.now(UTC),
+                catch_up=True,
+                metrics=metrics,
+            )
+    finally:
+        http.close()
+    log.info(
+        "Redelivery sweep complete",
+        extra={
+            "fetched": report.fetched,
+            "redelivered": len(report.redelivered),
+            "errors": len(report.errors),
+            "since": report.since.isoformat(),
+        },
+    )
+    return report
+
+
+def iter_lines(report: SweepReport) -> Iterator[str]:
+    """Human-readable lines for ``blog-api redeliver``."""
+    for decision in report.decisions:
+        a = decision.attempt
+        what = {
+            "redeliver": "would redeliver" if report.dry_run else "redelivered",
+            "already handled": "already handled",
+            "gave up": f"gave up after {MAX_REDELIVERIES} redeliveries",
+        }[decision.verdict]
+        if any(e[0].id == a.id for e in report.errors):
+            what = "refused: " + next(m for e, m in report.errors if e.id == a.id)
+        yield (
+            f"{what}\tid={a.id}\tguid={a.guid}\tevent={a.event}\tstatus={a.status!r}"
+            f"\tdelivered_at={a.delivered_at.isoformat()}\tattempts={decision.attempts}"
+        )
