@@ -76,6 +76,7 @@ class Services:
             self.source(),
             articles_dir=self.settings.articles_dir,
             allow_raw_html=self.settings.allow_raw_html,
+            asset_base_url=self.settings.asset_base_url,
             clock=self._clock or utc_now,
         )
 

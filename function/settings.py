@@ -36,6 +36,8 @@ class Settings:
     no_proxy: tuple[str, ...] = ()
     log_level: str = names.DEFAULT_LOG_LEVEL
     allow_raw_html: bool = False
+    # Base for repository images (/images/...): a CDN or a public repository's raw URL. None: left as is.
+    asset_base_url: str | None = None
     # GitHub account login -> blog user name, for installation events whose login differs from the name.
     installation_user_map: Mapping[str, str] = field(default_factory=dict)
     # The CLI's database commands need no secret; the app and send-webhook do (fail closed).
@@ -125,9 +127,19 @@ class Settings:
             no_proxy=_split(env.get(names.ENV_NO_PROXY) or env.get("no_proxy") or ""),
             log_level=(env.get(names.ENV_LOG_LEVEL) or names.DEFAULT_LOG_LEVEL).upper(),
             allow_raw_html=(env.get(names.ENV_ALLOW_RAW_HTML, "").lower() in {"1", "true", "yes"}),
+            asset_base_url=_asset_base_url(env.get(names.ENV_ASSET_BASE_URL, "")),
             installation_user_map=_parse_map(env.get(names.ENV_INSTALLATION_MAP, "")),
             require_secret=require_secret,
         )
+
+
+def _asset_base_url(value: str) -> str | None:
+    value = value.strip()
+    if not value:
+        return None
+    if not value.lower().startswith(("https://", "http://")) or any(c in value for c in " \"'<>?#"):
+        raise ConfigError(f"{names.ENV_ASSET_BASE_URL} must be an http(s) URL without query or fragment")
+    return value.rstrip("/")
 
 
 def _split(value: str) -> tuple[str, ...]:

@@ -36,8 +36,9 @@ from typing import Any
 
 import yaml
 
+from function.articles.limits import RenderLimitError
 from function.articles.parsed import ArticleParseError, ParsedArticle
-from function.articles.render import is_safe_url, render_markdown
+from function.articles.render import Rendered, is_safe_url, render_article
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FRONT_MATTER_CHARS = 64 * 1024
@@ -80,6 +81,7 @@ def parse_article(
     *,
     articles_dir: str = "articles",
     allow_raw_html: bool = False,
+    asset_base_url: str | None = None,
 ) -> ParsedArticle:
     """Parse one article file per CONTRACT section 7.
 
@@ -102,7 +104,7 @@ def parse_article(
     tags = _tags(meta)
 
     markdown = _normalise_body(body)
-    html = _render(markdown, allow_raw_html)
+    rendered = _render(markdown, allow_raw_html, asset_base_url)
     return ParsedArticle(
         slug=slug,
         path=path,
@@ -114,7 +116,9 @@ def parse_article(
         publish=publish,
         tags=tags,
         content=markdown,
-        content_html=html,
+        content_html=rendered.html,
+        toc=rendered.toc,
+        warnings=rendered.warnings,
         content_hash=content_hash(
             title=title,
             type=type_,
@@ -325,15 +329,17 @@ def _normalise_body(body: str) -> str:
     return "\n".join(lines).rstrip()
 
 
-def _render(markdown: str, allow_raw_html: bool) -> str:
+def _render(markdown: str, allow_raw_html: bool, asset_base_url: str | None) -> Rendered:
     try:
-        html = render_markdown(markdown, allow_raw_html=allow_raw_html)
+        rendered = render_article(markdown, allow_raw_html=allow_raw_html, asset_base_url=asset_base_url)
+    except RenderLimitError as exc:
+        raise ArticleParseError(str(exc)) from None
     except RecursionError:
         raise ArticleParseError("Markdown body is nested too deeply to render") from None
-    size = len(html.encode("utf-8", "surrogatepass"))
+    size = len(rendered.html.encode("utf-8", "surrogatepass"))
     if size > MAX_HTML_BYTES:
         raise ArticleParseError(f"rendered HTML is {size} bytes; at most {MAX_HTML_BYTES} are allowed")
-    return html
+    return rendered
 
 
 def _kind(value: object) -> str:

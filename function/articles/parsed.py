@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from function.articles.toc import TocEntry
+
 
 @dataclass(frozen=True)
 class ParsedArticle:
@@ -17,9 +19,11 @@ class ParsedArticle:
     publish: bool
     tags: tuple[str, ...]  # normalised tag paths, e.g. ("tech/aws/lambda",), sorted, unique
     content: str  # Markdown body without front matter
-    content_html: str  # rendered HTML (raw HTML escaped unless allowed)
+    content_html: str  # rendered and sanitized HTML (raw HTML escaped unless allowed, sanitized always)
     # sha256 over title, type, description, thumbnail, publish, tags and content: "did it change?"
     content_hash: str
+    toc: tuple[TocEntry, ...] = ()  # top-level h1-h3 with their ids, in document order
+    warnings: tuple[str, ...] = ()  # for the sync output (e.g. repository images left relative)
 
 
 class ArticleParseError(Exception):

@@ -1,53 +1,123 @@
-"""Markdown → HTML for articles: CommonMark + tables + strikethrough + Zenn-style ``:::`` blocks.
+"""Markdown → HTML for articles, as Zenn renders it (zenn-markdown-html), then one sanitizer.
 
-The HTML is safe to insert into a page as is: raw HTML in the Markdown is escaped (unless the caller
-explicitly allows it) and link/image URLs with script-capable schemes are not turned into links.
+Zenn's dialect on markdown-it-py: CommonMark + tables + strikethrough, ``breaks`` (a newline is
+``<br>``), bare URLs linked (linkify, no fuzzy links), link cards and ``@[service](…)`` embeds
+(``embeds``), footnotes, task lists, image sizes, ``<br>``, dropped comments (``zenn_syntax``),
+``lang:file``/``diff`` fences highlighted by Pygments (``highlight``), ``$…$``/``$$…$$`` as MathML
+(``mathml``), ``:::message``/``:::details`` blocks, heading ids + table of contents (``toc``).
+
+Whatever the input and the settings, the final HTML goes through ``sanitize.sanitize``: no output runs
+script. ``allow_raw_html`` only decides whether the author's HTML is parsed (and then sanitized) or shown
+as text. Limits that keep one render bounded are in ``limits``.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
-from markdown_it.renderer import RendererHTML
+from markdown_it.renderer import RendererProtocol
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.container import container_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.tasklists import tasklists_plugin
+
+from function.articles.highlight import Budget, render_fence
+from function.articles.limits import check_budget, cpu_budget, guard_rules
+from function.articles.mathml import render_math
+from function.articles.sanitize import repository_images, sanitize
+from function.articles.toc import TocEntry, assign_heading_ids
+from function.articles.zenn_syntax import link_cards, zenn_syntax_plugin
 
 
-def render_markdown(text: str, *, allow_raw_html: bool = False) -> str:
-    """Render ``text`` to HTML.
+@dataclass(frozen=True)
+class Rendered:
+    html: str
+    toc: tuple[TocEntry, ...]
+    # For the sync output, not for readers: e.g. repository images left relative.
+    warnings: tuple[str, ...]
 
-    Promises: ``<script>`` and any other raw HTML come out escaped unless ``allow_raw_html``;
-    ``javascript:``, ``vbscript:``, ``file:`` and ``data:`` URLs (except ``data:image/{gif,png,jpeg,webp}``)
-    never become ``href``/``src`` attributes (markdown-it's ``validateLink``); bare URLs are not linkified.
-    ``:::message`` → ``<aside class="msg message">``, ``:::message alert`` → ``<aside class="msg alert">``,
-    ``:::details Title`` → ``<details><summary>Title</summary>…</details>``; containers nest when the outer
-    one uses more colons (``::::details`` around ``:::message``), as Zenn documents.
-    """
-    return _renderer(allow_raw_html).render(text)
+
+def render_article(text: str, *, allow_raw_html: bool = False, asset_base_url: str | None = None) -> Rendered:
+    """Render ``text``; raises ``limits.RenderLimitError`` for input past a render bound."""
+    md = _renderer(allow_raw_html)
+    env: EnvType = {"highlight_budget": Budget()}
+    with cpu_budget():
+        tokens = md.parse(text, env)
+        toc = assign_heading_ids(tokens)
+        link_cards(tokens)
+        html = md.renderer.render(tokens, md.options, env)
+    html = sanitize(html, asset_base_url=asset_base_url)  # linear, in Rust
+    warnings = []
+    if not asset_base_url:
+        images = repository_images(html)
+        if images:
+            warnings.append(
+                f"{len(images)} image(s) point into the repository (e.g. {images[0]}) and "
+                "ARTICLE_ASSET_BASE_URL is not set: left relative, readers may not see them"
+            )
+    return Rendered(html=html, toc=tuple(toc), warnings=tuple(warnings))
+
+
+def render_markdown(text: str, *, allow_raw_html: bool = False, asset_base_url: str | None = None) -> str:
+    """Only the HTML of ``render_article``."""
+    return render_article(text, allow_raw_html=allow_raw_html, asset_base_url=asset_base_url).html
 
 
 def is_safe_url(url: str) -> bool:
-    """The same scheme check the renderer applies to link and image URLs (for front matter URLs)."""
+    """The scheme check the renderer applies to link and image URLs (for front matter URLs)."""
     return bool(_renderer(False).validateLink(url))
 
 
 @functools.cache
 def _renderer(allow_raw_html: bool) -> MarkdownIt:
     # Built on first use, not at import; one instance per flag. A MarkdownIt instance keeps no per-render
-    # state, so sharing it between threads of the worker is fine.
-    md = MarkdownIt("commonmark", {"html": allow_raw_html, "linkify": False})
-    md.enable(["table", "strikethrough"])
+    # state (that lives in env), so sharing it between threads of the worker is fine.
+    md = MarkdownIt("commonmark", {"html": allow_raw_html, "linkify": True, "breaks": True})
+    md.enable(["table", "strikethrough", "linkify"])
+    # Zenn: only URLs with a scheme (or www.) are linked, never "example.com" or e-mail addresses.
+    assert md.linkify is not None  # linkify-it-py is a dependency
+    md.linkify.set({"fuzzy_link": False, "fuzzy_email": False})
+    zenn_syntax_plugin(md)
+    footnote_plugin(md)
+    tasklists_plugin(md, enabled=False)
+    dollarmath_plugin(
+        md,
+        allow_labels=False,
+        allow_space=False,
+        allow_digits=False,
+        double_inline=True,
+        renderer=render_math,
+    )
     container_plugin(md, "message", render=_render_message)
     container_plugin(md, "details", render=_render_details)
+    md.add_render_rule("fence", _render_fence)
+    md.add_render_rule("footnote_block_open", _render_footnotes_open)
+    guard_rules(md)
     return md
 
 
+def _render_fence(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, _options: OptionsDict, env: EnvType
+) -> str:
+    check_budget()
+    token = tokens[idx]
+    return render_fence(token.content, token.info, env["highlight_budget"])
+
+
+def _render_footnotes_open(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, _options: OptionsDict, env: EnvType
+) -> str:
+    return '<section class="footnotes">\n<ol class="footnotes-list">\n'
+
+
 def _render_message(
-    self: RendererHTML, tokens: Sequence[Token], idx: int, _options: OptionsDict, env: EnvType
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, _options: OptionsDict, env: EnvType
 ) -> str:
     token = tokens[idx]
     if token.nesting == -1:
@@ -59,7 +129,7 @@ def _render_message(
 
 
 def _render_details(
-    self: RendererHTML, tokens: Sequence[Token], idx: int, _options: OptionsDict, env: EnvType
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, _options: OptionsDict, env: EnvType
 ) -> str:
     token = tokens[idx]
     if token.nesting == -1:

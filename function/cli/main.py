@@ -200,6 +200,8 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
     )
     for failure in summary.failures:
         click.echo(f"  failed {failure.path}: {failure.message}")
+    for path, warning in summary.warnings:
+        click.echo(f"  warning {path}: {warning}")
     if summary.failed:
         sys.exit(2)
 

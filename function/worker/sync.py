@@ -49,6 +49,8 @@ class SyncSummary:
     archived: int = 0
     head_sha: str | None = None
     failures: list[FileFailure] = field(default_factory=list)
+    # (path, message) of articles written with a warning, e.g. repository images left relative.
+    warnings: list[tuple[str, str]] = field(default_factory=list)
     skipped_reason: str | None = None
 
     @property
@@ -143,6 +145,7 @@ class Worker:
         *,
         articles_dir: str = "articles",
         allow_raw_html: bool = False,
+        asset_base_url: str | None = None,
         clock: Clock = utc_now,
         # Under the database read time-out (30 s), or a long wait would look like an outage.
         lock_timeout_s: float = 25.0,
@@ -151,6 +154,7 @@ class Worker:
         self._source = source
         self._articles_dir = articles_dir
         self._allow_raw_html = allow_raw_html
+        self._asset_base_url = asset_base_url
         self._clock = clock
         self._lock_timeout_s = lock_timeout_s
 
@@ -314,6 +318,7 @@ class Worker:
                             result.content,
                             articles_dir=self._articles_dir,
                             allow_raw_html=self._allow_raw_html,
+                            asset_base_url=self._asset_base_url,
                         )
                     )
                 except ArticleParseError as exc:
@@ -325,6 +330,11 @@ class Worker:
                 "Article failed",
                 extra={"path": failure.path, "error": failure.message, "retryable": failure.retryable},
             )
+        for article in parsed:
+            for warning in article.warnings:
+                log.warning(
+                    "Article rendered with a warning", extra={"path": article.path, "warning": warning}
+                )
         return _Read(snapshot, set(files_by_slug), badly_named, len(changed), parsed, failures, started)
 
     def _write(self, user_id: int, read: _Read, index: Mapping[str, Any]) -> SyncSummary:
@@ -344,6 +354,7 @@ class Worker:
             fetched=read.fetched,
             head_sha=snapshot.head_sha,
             failures=read.failures,
+            warnings=[(article.path, warning) for article in read.parsed for warning in article.warnings],
             written=result.written,
             archived=result.archived,
             failed=len(read.failures),

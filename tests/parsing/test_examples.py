@@ -50,4 +50,4 @@ def test_examples_cover_the_formats() -> None:
         "<table>",
     ):
         assert needle in html
-    assert '<pre><code class="language-python">' in html
+    assert '<pre class="highlight"><code class="language-python">' in html

@@ -26,7 +26,7 @@ def test_a_full_article_is_read() -> None:
     assert article.publish is True
     assert article.tags == ("life", "tech/aws/lambda")
     assert article.content == "# Heading\n\nText."
-    assert article.content_html == "<h1>Heading</h1>\n<p>Text.</p>\n"
+    assert article.content_html == '<h1 id="heading">Heading</h1>\n<p>Text.</p>\n'
 
 
 def test_only_title_is_required_and_the_rest_default() -> None:
@@ -221,8 +221,9 @@ def test_a_five_megabyte_file_is_refused() -> None:
 
 
 def test_a_file_whose_html_would_be_too_large_is_refused() -> None:
-    # '"' becomes '&quot;' (6 bytes), so a file under the size limit can render above the HTML limit.
-    assert "rendered HTML is" in error_for(article_bytes("title: x", '"' * (MAX_FILE_BYTES - 100)))
+    # '&' becomes '&amp;' (5 bytes), so a file under the size limit can render above the HTML limit.
+    body = "```\n" + "&" * (MAX_FILE_BYTES - 100) + "\n```\n"
+    assert "rendered HTML is" in error_for(article_bytes("title: x", body))
 
 
 def test_a_file_just_under_the_limit_is_read() -> None:
