@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass
 
 from markdown_it.common.utils import escapeHtml
-from pygments import highlight as pygments_highlight
-from pygments.formatters.html import HtmlFormatter
+from pygments.formatters.html import HtmlFormatter, _get_ttype_class
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
@@ -72,7 +71,7 @@ def render_fence(code: str, info: str, budget: Budget) -> str:
     if fence.diff:
         body = _diff_body(code, lexer, budget)
     elif lexer is not None and budget.take(len(code)):
-        body = pygments_highlight(code, lexer, _formatter())
+        body = _highlight(code, lexer)
     else:
         body = escapeHtml(code)
     classes = ["language-diff"] if fence.diff else []
@@ -106,7 +105,7 @@ def _diff_body(code: str, lexer: Lexer | None, budget: Budget) -> str:
     rest = [line[len(marker) :] for line, marker in zip(lines, markers, strict=True)]
     joined = "\n".join(rest) + "\n"
     if lexer is not None and budget.take(len(joined)):
-        highlighted = pygments_highlight(joined, lexer, _formatter()).split("\n")
+        highlighted = _highlight(joined, lexer).split("\n")
     else:
         highlighted = escapeHtml(joined).split("\n")
     out = []
@@ -116,10 +115,36 @@ def _diff_body(code: str, lexer: Lexer | None, budget: Budget) -> str:
     return "\n".join(out) + "\n"
 
 
+def _highlight(code: str, lexer: Lexer) -> str:
+    """Pygments' tokens as ``<span class="…">``, the classes of its HtmlFormatter.
+
+    Written here rather than with ``pygments.highlight``: the formatter's machinery doubled the cost of the
+    small blocks articles are made of. A span never crosses a line break, so splitting the output on
+    ``"\n"`` (diff fences) keeps every line well formed; whitespace gets no span.
+    """
+    out = []
+    classes = _CLASSES
+    for _, ttype, value in lexer.get_tokens_unprocessed(code):
+        css = classes.get(ttype)
+        if css is None:
+            css = classes[ttype] = _get_ttype_class(ttype)
+        text = escapeHtml(value)
+        if not css or css == "w":
+            out.append(text)
+        elif "\n" in text:
+            out.append(
+                "\n".join(f'<span class="{css}">{part}</span>' if part else "" for part in text.split("\n"))
+            )
+        else:
+            out.append(f'<span class="{css}">{text}</span>')
+    return "".join(out)
+
+
+_CLASSES: dict[object, str] = {}
+
+
 @functools.cache
 def _formatter() -> HtmlFormatter:
-    # nowrap: we write <pre><code> ourselves; Pygments' per-token <span class="..."> closes on each line,
-    # so splitting the output on "\n" (diff fences) keeps every line well formed.
     return HtmlFormatter(nowrap=True, style=STYLE)
 
 
