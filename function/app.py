@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Flask
 
-from function.api import health, http_errors, read_routes
+from function.api import health, http_errors, read_routes, static_routes
 from function.observability.logs import configure_logging
 from function.receiver import webhook_route
 from function.services import Services
@@ -47,4 +47,5 @@ def create_app(
     app.register_blueprint(webhook_route.blueprint)
     app.register_blueprint(events_route.make_blueprint(settings.pass_through_path))
     app.register_blueprint(read_routes.blueprint)
+    app.register_blueprint(static_routes.blueprint)
     return app
