@@ -11,10 +11,12 @@ from typing import Any
 
 import click
 
+from function.cli.failures import describe, missing_sqlite_file
 from function.errors import BlogApiError, ConfigError
 from function.services import Services
 from function.settings import Settings
-from shared.names import ENV_GITHUB_APP_ID, ENV_WEBHOOK_SECRET_PARAM
+from function.store.url import DatabaseTarget, parse_database_url
+from shared.names import ENV_DATABASE_URL, ENV_DATABASE_URL_PARAM, ENV_GITHUB_APP_ID, ENV_WEBHOOK_SECRET_PARAM
 
 
 class Context:
@@ -28,8 +30,27 @@ class Context:
             self._services = Services(Settings.from_env(require_secret=require_secret))
         return self._services
 
+    def database_target(self) -> DatabaseTarget | None:
+        """What DATABASE_URL names, once the settings were read (for error lines); else None."""
+        if self._services is None:
+            return None
+        return parse_database_url(self._services.settings.database_url)
+
+    def existing_database(self) -> Any:
+        """The database, which must exist: a command that reads or changes data never creates one
+        (SQLite would, silently, wherever the command runs); ``init-db`` is what creates it."""
+        services = self.services()
+        url_is_default = not (os.environ.get(ENV_DATABASE_URL) or os.environ.get(ENV_DATABASE_URL_PARAM))
+        target = parse_database_url(services.settings.database_url)
+        missing = missing_sqlite_file(target, url_is_default=url_is_default)
+        if missing:
+            raise ConfigError(missing)
+        return services.database()
+
     @contextmanager
     def store(self) -> Iterator[Any]:
+        """A store on a fresh connection to the existing database (``existing_database``)."""
+        self.existing_database()
         with self.services().store() as store:
             yield store
 
@@ -112,8 +133,37 @@ def users_add(
         if existing is not None and if_missing:
             click.echo(f"user exists: {_user_line(existing)}")
             return
-        user = store.add_user(name, email, installation_id, repository)
+        _refuse_taken(store, name, installation_id)
+        from function.store.facade import UserExists
+
+        try:
+            user = store.add_user(name, email, installation_id, repository)
+        except UserExists:
+            # Registered by someone else between the checks and the insert: say which, as above.
+            _refuse_taken(store, name, installation_id)
+            raise
     click.echo(f"added: {_user_line(user)}")
+
+
+def _refuse_taken(store: Any, name: str, installation_id: int | None) -> None:
+    """One line naming what is taken, the name or the installation id, and what to do instead."""
+    existing = store.get_user(name)
+    if existing is not None:
+        inst = existing.installation_id
+        raise BlogApiError(
+            f"user {name!r} already exists ("
+            + (f"installation {inst}" if inst is not None else "no installation yet")
+            + "): pick another --name, pass --if-missing to accept it, or change its installation with "
+            f"`blog-api users set-installation --name {name} --installation-id N`"
+        )
+    if installation_id is not None:
+        holder = store.find_user_by_installation(installation_id)
+        if holder is not None:
+            raise BlogApiError(
+                f"installation {installation_id} is already registered to user {holder.name!r}: "
+                "one installation serves one user; check the id (GitHub: Settings > Applications > "
+                "Installed GitHub Apps > Configure, the number at the end of the URL)"
+            )
 
 
 def _check_new_user(name: str, email: str, installation_id: int | None, repository: str | None) -> None:
@@ -147,6 +197,14 @@ def users_list(ctx: Context) -> None:
 def users_set_installation(ctx: Context, name: str, installation_id: int) -> None:
     """Point a user at a GitHub App installation (fixes 'unknown installation')."""
     with ctx.store() as store:
+        if store.get_user(name) is None:
+            raise BlogApiError(f"no user named {name!r}: `blog-api users list` shows who exists")
+        holder = store.find_user_by_installation(installation_id)
+        if holder is not None and holder.name != name:
+            raise BlogApiError(
+                f"installation {installation_id} is already registered to user {holder.name!r}: "
+                f"clear it first (installing the App again re-links it), or check the id"
+            )
         user = store.set_installation(name, installation_id)
     click.echo(f"updated: {_user_line(user)}")
 
@@ -161,14 +219,22 @@ def users_set_installation(ctx: Context, name: str, installation_id: int) -> Non
 def sync(ctx: Context, user_name: str, branch: str | None, repository: str | None) -> None:
     """Full scan now: reconcile every article of the user's repository."""
     services = ctx.services()
-    if services.settings.source_dir is None and not repository:
-        with services.store() as store:
-            user = store.get_user(user_name)
-        if user is not None and not user.repository:
-            raise ConfigError(
-                f"user {user_name!r} has no repository yet (it is learned from their first push): "
-                "pass --repository owner/name"
-            )
+    # The user first: naming someone who does not exist is the likelier mistake, and its line should
+    # not be hidden behind the article source's settings.
+    with ctx.store() as store:
+        user = store.get_user(user_name)
+    if user is None:
+        raise BlogApiError(
+            f"no user named {user_name!r}: add it with "
+            f"`blog-api users add --name {user_name} --email ADDRESS` "
+            "(`blog-api users list` shows who exists)"
+        )
+    if services.settings.source_dir is None and not repository and not user.repository:
+        raise ConfigError(
+            f"user {user_name!r} has no repository yet (it is learned from their first push): "
+            "pass --repository owner/name"
+        )
+    services.settings.check_source()
     interactive = sys.stdout.isatty()
     bar: Any = None
 
@@ -181,7 +247,7 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
             bar.__enter__()
         bar.update(done - bar.pos)
 
-    with services.store() as store:
+    with ctx.store() as store:
         worker = services.worker(store)
         try:
             summary = worker.sync_user(
@@ -234,8 +300,9 @@ def register(command: click.Command) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: runs the CLI and turns expected failures into one line and exit 1."""
     _load_extra_commands()
+    context = Context()
     try:
-        cli.main(args=argv, prog_name="blog-api", standalone_mode=False)
+        cli.main(args=argv, prog_name="blog-api", standalone_mode=False, obj=context)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(1)
@@ -243,9 +310,15 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except _expected_errors() as exc:
-        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        click.echo(f"error: {message}".splitlines()[0], err=True)
+        click.echo(f"error: {describe(exc, _target_of(context))}", err=True)
         sys.exit(1)
+
+
+def _target_of(context: Context) -> DatabaseTarget | None:
+    try:
+        return context.database_target()
+    except ConfigError:
+        return None
 
 
 def _load_extra_commands() -> None:
@@ -268,7 +341,13 @@ def _load_extra_commands() -> None:
 @click.option("--payload", "payload_file", type=click.File("rb"), default=None, help="body to send (a file)")
 @click.option("--delivery", default=None, help="X-GitHub-Delivery (default: a new UUID)")
 @click.option("--repo", default="demo/blog", show_default=True, help="without --payload: repository")
-@click.option("--ref", default="refs/heads/main", show_default=True, help="without --payload: ref")
+@click.option("--ref", default="refs/heads/main", show_default=True, help="without --payload: ref pushed")
+@click.option(
+    "--default-branch",
+    default="main",
+    show_default=True,
+    help="without --payload: the repository's default branch (the one synced when ARTICLE_BRANCH is unset)",
+)
 @click.option("--installation-id", type=int, default=1, show_default=True, help="without --payload")
 @click.option("--form", is_flag=True, help="send as application/x-www-form-urlencoded (payload=...)")
 def send_webhook(
@@ -280,6 +359,7 @@ def send_webhook(
     delivery: str | None,
     repo: str,
     ref: str,
+    default_branch: str,
     installation_id: int,
     form: bool,
 ) -> None:
@@ -309,7 +389,7 @@ def send_webhook(
     elif event == "ping":
         body = encode({"zen": "Keep it logically awesome.", "hook_id": 0})
     else:
-        body = encode(build_push(repo, ref, installation_id))
+        body = encode(build_push(repo, ref, installation_id, default_branch=default_branch))
     content_type = "application/json"
     if form:
         body = urlencode({"payload": body.decode("utf-8")}).encode()
