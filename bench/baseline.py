@@ -28,7 +28,7 @@ from function.articles.parse import parse_article
 from function.articles.parsed import ParsedArticle
 from function.github.app_auth import API_VERSION, GITHUB_JSON, GitHubAppAuth
 from function.github.http import HttpClient
-from function.store.db import connection
+from function.store.connection import connection
 from function.store.models import User
 
 ARTICLES_DIR = "articles"

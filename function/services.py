@@ -49,9 +49,9 @@ class Services:
         """The Peewee database bound from DATABASE_URL (opened once; connections are per job)."""
         with self._lock:
             if self._database is None:
-                from function.store.db import bind
+                from function.store.backends import open_database
 
-                self._database = bind(self.settings.database_url)
+                self._database = open_database(self.settings.database_url)
             return self._database
 
     @contextlib.contextmanager

@@ -36,8 +36,9 @@ from typing import Any
 
 import yaml
 
-from function.articles.parsed import ArticleParseError, ParsedArticle
+from function.articles.parsed import ParsedArticle
 from function.articles.render import is_safe_url, render_markdown
+from function.errors import ArticleParseError
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FRONT_MATTER_CHARS = 64 * 1024

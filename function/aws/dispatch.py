@@ -6,13 +6,10 @@ import json
 import logging
 from typing import Any
 
+from function.errors import PassThroughFailed
 from function.worker.events_route import PASS_THROUGH_ENVIRON_KEY
 
 log = logging.getLogger(__name__)
-
-
-class PassThroughFailed(Exception):
-    """The pass-through route answered 5xx: raised so Lambda retries the asynchronous event."""
 
 
 def is_http_event(event: Any) -> bool:

@@ -117,7 +117,7 @@ def logs_durations(
 @pass_context
 def redeliver(ctx: Context, since: timedelta, dry_run: bool) -> None:
     """Redeliver failed GitHub App deliveries (GitHub's documented algorithm; see the README, "Operating")."""
-    from function.store.db import connection
+    from function.store.connection import connection
     from function.store.sweep_state import SweepStateStore
     from function.worker.redelivery import MAX_WINDOW, api_from_settings, iter_lines, sweep
 

@@ -37,6 +37,8 @@ from urllib3.exceptions import InvalidHeader, MaxRetryError, ProtocolError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util.retry import Retry
 
+from function.errors import HttpError, HttpTimeout
+
 logger = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -44,17 +46,6 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Dropped on a redirect to another origin: credentials for one host must never reach another.
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
-
-
-class HttpError(Exception):
-    """No answer at all after the retries: connection refused, reset, DNS, or too many redirects.
-
-    The message names the method, host and path only (never the query string or headers).
-    """
-
-
-class HttpTimeout(HttpError):
-    """The connect or read time-out expired on the last try."""
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,7 @@ from typing import Any
 
 from flask import Blueprint, request
 
-from function.aws.invoker import PayloadTooLarge
-from function.errors import BadRequest, BlogApiError
+from function.errors import BadRequest, BlogApiError, PayloadTooLarge
 from function.observability import metrics
 from function.observability.logs import RECEIVED_MESSAGE
 from function.web import services

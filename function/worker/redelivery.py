@@ -19,9 +19,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from function.errors import BlogApiError
+from function.errors import RedeliveryNotConfigured, RedeliveryRefused, SourceUnavailable
 from function.observability.metrics import MetricsSink, NullMetrics, count
-from function.sources.port import SourceUnavailable
+from function.store.records import Watermark
 from shared import metric_names
 from shared.names import SCHEDULED_REDELIVERY_KIND
 
@@ -41,26 +41,6 @@ PER_PAGE = 100
 MAX_REDELIVERIES = 3
 # GitHub's status for an attempt that got a 2xx answer; anything else is a failure (the doc's rule).
 STATUS_OK = "OK"
-
-
-class RedeliveryNotConfigured(BlogApiError):
-    """No GitHub App id or private key: the sweep cannot list deliveries. Permanent (no retry)."""
-
-    status = 422
-    code = "NOT_CONFIGURED"
-
-
-class RedeliveryRefused(Exception):
-    """GitHub answered the redelivery request with something other than 202."""
-
-
-@dataclass(frozen=True)
-class Watermark:
-    """Every hook delivery with ``id <= delivery_id`` has been handled (redelivered or judged)."""
-
-    delivery_id: int
-    delivered_at: datetime  # naive UTC
-    run_at: datetime  # naive UTC
 
 
 @dataclass(frozen=True)
@@ -136,7 +116,7 @@ class GitHubHookDeliveries:
         url = f"{self._api_url}/app/hook/deliveries?per_page={self._per_page}"
         if cursor:
             url += f"&cursor={cursor}"
-        from function.github.http import HttpError
+        from function.errors import HttpError
 
         try:
             answer = self._http.request("GET", url, headers=self._headers())
@@ -153,7 +133,7 @@ class GitHubHookDeliveries:
 
     def redeliver(self, delivery_id: int) -> None:
         url = f"{self._api_url}/app/hook/deliveries/{int(delivery_id)}/attempts"
-        from function.github.http import HttpError
+        from function.errors import HttpError
 
         try:
             answer = self._http.request("POST", url, headers=self._headers())
@@ -171,7 +151,7 @@ def _message(body: bytes) -> str:
 
 
 def _raise_for_status(status: int, what: str) -> None:
-    from function.github.app_auth import GitHubAuthError
+    from function.errors import GitHubAuthError
 
     if status == 200:
         return

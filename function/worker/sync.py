@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from function.articles.parse import is_article_path, parse_article, slug_for_path
-from function.articles.parsed import ArticleParseError, ParsedArticle
-from function.errors import NotFound, UnknownInstallation
+from function.articles.parsed import ParsedArticle
+from function.errors import ArticleParseError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, FetchFailure, RepoRef, Snapshot
 from function.webhooks.envelope import PushRef
 

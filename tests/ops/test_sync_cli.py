@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from function.store.db import connection, open_database
+from function.store.backends import open_database
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from tests.ops.helpers import run_cli
 from tests.support.blog_fixtures import article

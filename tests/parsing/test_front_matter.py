@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from function.articles.parse import MAX_FILE_BYTES, parse_article
-from function.articles.parsed import ArticleParseError
+from function.errors import ArticleParseError
 
 from .helpers import SHA, article_bytes, parse
 

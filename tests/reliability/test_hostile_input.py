@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from function.aws.dispatch import dispatch
-from function.store.db import open_database
+from function.store.backends import open_database
 from function.store.models import Delivery
 from function.webhooks.signature import sign
 from function.worker.events_route import PASS_THROUGH_ENVIRON_KEY
