@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from function.cli.failures import describe, missing_sqlite_file
-from function.errors import BlogApiError, ConfigError
+from function.errors import BlogApiError, ConfigError, UserExists
 from function.services import Services
 from function.settings import Settings
 from function.store.url import DatabaseTarget, parse_database_url
@@ -139,8 +139,6 @@ def users_add(
             click.echo(f"user exists: {_user_line(existing)}")
             return
         _refuse_taken(store, name, installation_id)
-        from function.store.facade import UserExists
-
         try:
             user = store.add_user(name, email, installation_id, repository)
         except UserExists:
