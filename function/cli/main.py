@@ -95,19 +95,9 @@ def cli() -> None:
 @pass_context
 def init_db(ctx: Context) -> None:
     """Create the tables (idempotent); refuse a database whose tables an older version made."""
-    from function.store.connection import connection
-    from function.store.models import create_tables, schema_differences
+    from function.worker.maintenance import initialise, refuse_differences
 
-    db = ctx.services().database()
-    with connection(db):
-        create_tables(db)
-        differences = schema_differences(db)
-    if differences:
-        raise BlogApiError(
-            "the database's tables were made by another version of blog-api ("
-            + "; ".join(differences)
-            + "): migrate them, or for a local database made by `make run`, delete .data/ and run again"
-        )
+    refuse_differences(initialise(ctx.services().database()))
     click.echo("database ready")
 
 
