@@ -126,6 +126,11 @@ def _reason(text: str) -> str:
     return found.group(1).lower() if found else first_line(text)[:200]
 
 
+def transport_reason(exc: BaseException) -> str:
+    """A few words for an HTTP client's failure (urllib3's messages quote its own connection objects)."""
+    return _reason(str(exc)) if str(exc) else type(exc).__name__
+
+
 def _quoted(text: str) -> str | None:
     found = re.search(r"'([^']*)'", text)
     return found.group(1) if found else None

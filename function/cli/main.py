@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from function.cli.failures import describe, missing_sqlite_file
+from function.cli.failures import describe, missing_sqlite_file, transport_reason
 from function.errors import BlogApiError, ConfigError, UserExists
 from function.services import Services
 from function.settings import Settings
@@ -410,7 +410,9 @@ def send_webhook(
             app_id=os.environ.get(ENV_GITHUB_APP_ID),
         )
     except Exception as exc:  # any transport failure is reported as one line
-        raise ConfigError(f"could not send to {url}: {type(exc).__name__}: {exc}") from exc
+        raise ConfigError(
+            f"could not send to {url} ({transport_reason(exc)}): is the server running, and is the URL right?"
+        ) from exc
     click.echo(f"status: {sent.status}")
     click.echo(f"body: {sent.body.strip()}")
     click.echo(f"latency_ms: {sent.latency_ms:.1f}")
