@@ -148,6 +148,13 @@ class InstallationNotFound(GitHubAuthError):
         super().__init__(f"GitHub App installation {installation_id} not found (uninstalled?)")
 
 
+class Conflict(BlogApiError):
+    """What the request would create exists already (a user name, an installation registered)."""
+
+    status = 409
+    code = "CONFLICT"
+
+
 class SchemaMismatch(BlogApiError):
     """The database's tables were made by another version of blog-api: init-db refuses to touch them."""
 

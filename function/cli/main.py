@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,10 +11,11 @@ from typing import Any
 import click
 
 from function.cli.failures import describe, missing_sqlite_file, transport_reason
-from function.errors import BlogApiError, ConfigError, UserExists
+from function.errors import BlogApiError, ConfigError
 from function.services import Services
 from function.settings import Settings
 from function.store.url import DatabaseTarget, parse_database_url
+from function.worker.maintenance import add_user, new_user_problem
 from shared.names import ENV_DATABASE_URL, ENV_DATABASE_URL_PARAM, ENV_GITHUB_APP_ID, ENV_WEBHOOK_SECRET_PARAM
 
 
@@ -128,50 +128,15 @@ def users_add(
         if existing is not None and if_missing:
             click.echo(f"user exists: {_user_line(existing)}")
             return
-        _refuse_taken(store, name, installation_id)
-        try:
-            user = store.add_user(name, email, installation_id, repository)
-        except UserExists:
-            # Registered by someone else between the checks and the insert: say which, as above.
-            _refuse_taken(store, name, installation_id)
-            raise
+        user = add_user(store, name, email, installation_id, repository)
     click.echo(f"added: {_user_line(user)}")
 
 
-def _refuse_taken(store: Any, name: str, installation_id: int | None) -> None:
-    """One line naming what is taken, the name or the installation id, and what to do instead."""
-    existing = store.get_user(name)
-    if existing is not None:
-        inst = existing.installation_id
-        raise BlogApiError(
-            f"user {name!r} already exists ("
-            + (f"installation {inst}" if inst is not None else "no installation yet")
-            + "): pick another --name, pass --if-missing to accept it, or change its installation with "
-            f"`blog-api users set-installation --name {name} --installation-id N`"
-        )
-    if installation_id is not None:
-        holder = store.find_user_by_installation(installation_id)
-        if holder is not None:
-            raise BlogApiError(
-                f"installation {installation_id} is already registered to user {holder.name!r}: "
-                "one installation serves one user; check the id (GitHub: Settings > Applications > "
-                "Installed GitHub Apps > Configure, the number at the end of the URL)"
-            )
-
-
 def _check_new_user(name: str, email: str, installation_id: int | None, repository: str | None) -> None:
-    """What the database would take but nobody could use: the name is a URL path segment
-    (``/users/<name>/articles``) and at most 100 characters."""
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name):
-        raise BlogApiError(
-            "--name must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
-        )
-    if "@" not in email.strip("@") or any(c.isspace() for c in email) or len(email) > 255:
-        raise BlogApiError("--email must be an e-mail address")
-    if installation_id is not None and not 0 < installation_id < 2**63:
-        raise BlogApiError("--installation-id must be a positive number")
-    if repository is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
-        raise BlogApiError("--repository must look like owner/name")
+    problem = new_user_problem(name, email, installation_id, repository)
+    if problem is not None:
+        field, rule = problem
+        raise BlogApiError(f"--{field.replace('_', '-')} {rule}")
 
 
 @users.command("list")

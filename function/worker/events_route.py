@@ -35,11 +35,14 @@ def make_blueprint(path: str) -> Blueprint:
         if settings.lambda_mode and not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
             raise Forbidden(f"{path} only accepts events passed through by the function itself")
         raw = request.get_data(cache=True)
-        if maintenance.is_init_db_event(raw):
+        maintenance_event = maintenance.maintenance_event(raw)
+        if maintenance_event is not None:
             # As the sweep below: unsigned, so only a direct invocation of the function may run it.
             if not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
-                raise Forbidden("init-db only runs from a direct invocation of the function")
-            return maintenance.run_init_db(svc), 200
+                raise Forbidden(
+                    f"{maintenance_event['kind']} only runs from a direct invocation of the function"
+                )
+            return maintenance.run(svc, maintenance_event), 200
         if redelivery.is_scheduled_event(raw):
             # The schedule's input carries no signature: only the function's own pass-through may run
             # it (inline mode serves this route over HTTP, so the marker is checked here too).

@@ -76,3 +76,64 @@ def test_tables_of_another_version_are_refused_without_retries(blog: Blog) -> No
     assert answer["statusCode"] == 409
     assert answer["body"]["error"] == "SCHEMA_MISMATCH"
     assert "deliveries.attempts is missing" in answer["body"]["message"]
+
+
+def add_user_event(**fields: object) -> dict[str, object]:
+    return {"kind": "add-user", "name": "alice", "email": "alice@example.com", **fields}
+
+
+def test_add_user_through_the_function_registers_the_user(blog: Blog) -> None:
+    answer = dispatch(blog.lambda_app(), add_user_event(name="carol", installationId=4242), None)
+
+    assert answer == {
+        "statusCode": 200,
+        "body": {
+            "status": "added",
+            "user": "carol",
+            "email": "alice@example.com",
+            "installation": 4242,
+            "repository": None,
+        },
+    }
+    with blog.store() as store:
+        user = store.get_user("carol")
+    assert user is not None and user.installation_id == 4242
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"name": "al/ice"}, '"name" must be'),
+        ({"email": "nope"}, '"email" must be an e-mail address'),
+        ({"installationId": "12"}, '"installationId" must be a number'),
+        ({"installationId": 0}, '"installationId" must be a positive number'),
+        ({"name": None}, 'add-user needs "name" and "email"'),
+    ],
+)
+def test_add_user_with_a_bad_field_is_a_400_naming_it(
+    blog: Blog, fields: dict[str, object], says: str
+) -> None:
+    answer = dispatch(blog.lambda_app(), {**add_user_event(name="dave"), **fields}, None)
+
+    assert answer["statusCode"] == 400
+    assert answer["body"]["message"].startswith(says)
+
+
+def test_add_user_that_exists_is_a_409_naming_it(blog: Blog) -> None:
+    # The blog fixture registers alice on installation 1.
+    taken_name = dispatch(blog.lambda_app(), add_user_event(), None)
+    taken_installation = dispatch(blog.lambda_app(), add_user_event(name="erin", installationId=1), None)
+
+    assert taken_name["statusCode"] == taken_installation["statusCode"] == 409
+    assert taken_name["body"]["message"].startswith("user 'alice' already exists")
+    assert taken_installation["body"]["message"].startswith(
+        "installation 1 is already registered to user 'alice'"
+    )
+
+
+def test_add_user_over_http_is_forbidden(blog: Blog) -> None:
+    answer = blog.client.post("/events", json=add_user_event(name="mallory"))
+
+    assert answer.status_code == 403
+    with blog.store() as store:
+        assert store.get_user("mallory") is None
