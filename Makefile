@@ -42,6 +42,7 @@ check: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: install mariadb-server
 	$(BIN)/python -m bench
