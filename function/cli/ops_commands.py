@@ -1,4 +1,4 @@
-"""Operations commands of ``blog-api`` (issue #7): ``logs durations`` and ``redeliver``.
+"""Operations commands of ``blog-api``: ``logs durations`` and ``redeliver``.
 
 Loaded by ``function.cli.main`` when present; registering on the core group keeps ``cli.py`` to the
 core commands. Like every command, they read the app's settings and fail with one line.

@@ -188,7 +188,7 @@ def webhook_requests(draw: st.DrawFn) -> tuple[bytes, dict[str, str], bool]:
 
 
 def sign_compact(fields: dict[str, Any], secret: str = SECRET) -> str:
-    """CONTRACT section 5's compact-form signature: HMAC-SHA256 over canonical JSON of the other fields."""
+    """The compact form's signature: HMAC-SHA256 over canonical JSON of the other fields."""
     canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
     return "sha256=" + hmac.new(secret.encode(), canonical, hashlib.sha256).hexdigest()
 
