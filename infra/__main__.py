@@ -1,4 +1,5 @@
-"""The blog-api stack: wires the components together and exports the four outputs: functionName, functionArn, apiUrl, webhookUrl."""
+"""The blog-api stack: wires the components together and exports functionName, functionArn, apiUrl
+and webhookUrl."""
 
 from __future__ import annotations
 
