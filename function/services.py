@@ -10,13 +10,16 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from function.aws.invoker import LambdaInvoker, SelfInvoker, lambda_client_factory
 from function.observability.metrics import MetricsSink
 from function.observability.metrics import from_settings as metrics_from_settings
 from function.settings import Settings
-from function.sources.port import ArticleSource
+
+if TYPE_CHECKING:
+    # For the type only: the accept path builds no source, so its cold start does not load one.
+    from function.sources.port import ArticleSource
 
 
 class Services:
