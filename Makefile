@@ -10,7 +10,7 @@ RUN_STAMP := $(VENV)/.installed-run-stamp
 PORT ?= 5000
 HOST ?= 127.0.0.1
 
-# Embedded defaults for `make run` (CONTRACT section 1).
+# Embedded defaults for `make run`.
 RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
            DATABASE_URL=sqlite:///.data/blog.db
 
@@ -55,6 +55,7 @@ check: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: install mariadb-server
 	$(BIN)/python -m bench
