@@ -179,14 +179,11 @@ class Settings:
 
 
 def _looks_like_pem_key(text: str) -> bool:
-    """A PEM private key block (RSA or PKCS#8), multi-line: what GitHub's download holds. Decoding it is
-    left to the GitHub client, so settings import no cryptography."""
+    """A PEM private key block (RSA or PKCS#8) on several lines, as GitHub's download holds it (a key
+    pasted into one line, with literal ``\\n``, is the usual mistake). Decoding it is left to the GitHub
+    client, so settings import no cryptography."""
     stripped = text.strip()
-    return (
-        stripped.startswith("-----BEGIN ")
-        and stripped.endswith("PRIVATE KEY-----")
-        and "PRIVATE KEY-----\n" in stripped
-    )
+    return stripped.startswith("-----BEGIN ") and stripped.endswith("PRIVATE KEY-----") and "\n" in stripped
 
 
 def _split(value: str) -> tuple[str, ...]:

@@ -161,7 +161,8 @@ def users_set_installation(ctx: Context, name: str, installation_id: int) -> Non
         if holder is not None and holder.name != name:
             raise BlogApiError(
                 f"installation {installation_id} is already registered to user {holder.name!r}: "
-                f"clear it first (installing the App again re-links it), or check the id"
+                "one installation serves one user; check the id (the number at the end of the "
+                "installation's settings URL)"
             )
         user = store.set_installation(name, installation_id)
     click.echo(f"updated: {_user_line(user)}")
