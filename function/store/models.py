@@ -98,7 +98,10 @@ class User(BaseModel):
     name = TextKeyField(max_length=100, unique=True)
     email = StringField(max_length=255)
     github_installation_id = peewee.BigIntegerField(null=True, unique=True)
-    repository = StringField(max_length=255, null=True)  # "owner/name"
+    repository = StringField(max_length=255, null=True)  # "owner/name": the one repository followed
+    # GitHub's id of that repository, learned from its first push: a renamed or re-created repository
+    # with the same name is another repository, and only the id says so.
+    repository_id = peewee.BigIntegerField(null=True)
     created_at = UtcDateTimeField(default=utc_now)
 
     class Meta:
@@ -191,13 +194,33 @@ class SweepState(BaseModel):
 MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, Delivery, SweepState)
 
 
+# Nullable columns added after the first release: ``create_tables`` adds them to an existing table
+# (ALTER TABLE ... ADD COLUMN, no data touched), so an older database needs no migration for them.
+ADDED_COLUMNS: tuple[peewee.Field, ...] = (User.repository_id,)
+
+
 def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
-    """Create every table and index that does not exist yet (idempotent; DDL only on a new database)."""
+    """Create every table and index that does not exist yet, and add the ``ADDED_COLUMNS`` an existing
+    table lacks (idempotent; no DDL on an up-to-date database)."""
     db = unwrap(db)
     existing = set(db.get_tables())
     for model in MODELS:
         if model._meta.table_name not in existing:
             peewee.SchemaManager(model, db).create_all(safe=True)
+    for column in ADDED_COLUMNS:
+        table = column.model._meta.table_name
+        if table in existing and column.column_name not in {c.name for c in db.get_columns(table)}:
+            _add_column(db, column)
+
+
+def _add_column(db: peewee.Database, column: peewee.Field) -> None:
+    """``ALTER TABLE t ADD COLUMN <the field's own DDL>`` (what playhouse.migrate renders too)."""
+    if not column.null:
+        raise ValueError("only a nullable column can be added to rows that exist")
+    ctx = peewee.SchemaManager(column.model, db)._create_context()  # type: ignore[attr-defined]
+    ctx.literal("ALTER TABLE ").sql(peewee.Entity(column.model._meta.table_name))
+    ctx.literal(" ADD COLUMN ").sql(column.ddl(ctx))
+    db.execute(ctx)
 
 
 def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:
