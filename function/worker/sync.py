@@ -19,6 +19,7 @@ from function.articles.parse import is_article_path, parse_article, slug_for_pat
 from function.articles.parsed import ParsedArticle
 from function.errors import ArticleParseError, ConfigError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, FetchFailure, RepoRef, Snapshot
+from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES, transaction_batches
 from function.webhooks.envelope import PushRef
 
 log = logging.getLogger(__name__)
@@ -146,7 +147,11 @@ class Worker:
         clock: Clock = utc_now,
         # Under the database read time-out (30 s), or a long wait would look like an outage.
         lock_timeout_s: float = 25.0,
+        batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
+        batch_max_bytes: int = TRANSACTION_MAX_BYTES,
     ) -> None:
+        self._batch_max_articles = batch_max_articles
+        self._batch_max_bytes = batch_max_bytes
         self._store = store
         self._source = source
         self._articles_dir = articles_dir
@@ -372,15 +377,25 @@ class Worker:
             archive = []
             log.warning("Tree listing incomplete; nothing archived", extra={"head_sha": snapshot.head_sha})
 
-        # The index was read under the user's lock, which is still held: apply need not read it again.
-        result = self._store.apply(user_id, read.parsed, archive, self._clock(), index=index)
+        # The index was read under the user's lock, which is still held: apply need not read it again
+        # (the batches write disjoint slugs, so each one's part of the index is still what is stored).
+        # Bounded transactions: each batch is committed on its own and kept if a later one fails or the
+        # run is cut short; the retry finds those articles in sync and fetches only the rest. Archiving
+        # comes last, once every changed article has been written.
+        batches = list(transaction_batches(read.parsed, self._batch_max_articles, self._batch_max_bytes))
+        written = archived = 0
+        for number, batch in enumerate(batches or [[]], start=1):
+            last = number == max(len(batches), 1)
+            result = self._store.apply(user_id, batch, archive if last else [], self._clock(), index=index)
+            written += result.written
+            archived += result.archived
         summary = SyncSummary(
             processed=len(read.slugs) + read.badly_named,
             fetched=read.fetched,
             head_sha=snapshot.head_sha,
             failures=read.failures,
-            written=result.written,
-            archived=result.archived,
+            written=written,
+            archived=archived,
             failed=len(read.failures),
         )
         summary.succeeded = summary.processed - summary.failed
