@@ -209,8 +209,16 @@ def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
             peewee.SchemaManager(model, db).create_all(safe=True)
     for column in ADDED_COLUMNS:
         table = column.model._meta.table_name
-        if table in existing and column.column_name not in {c.name for c in db.get_columns(table)}:
+        if table in existing and column.column_name not in _column_names(db, column.model):
             _add_column(db, column)
+
+
+def _column_names(db: peewee.Database, model: type[BaseModel]) -> set[str]:
+    """The table's columns, from an empty ``SELECT *``: one statement (``get_columns`` takes two on MySQL)."""
+    cursor = db.execute(model.select(peewee.SQL("*")).limit(0))
+    names = {str(description[0]) for description in cursor.description or ()}
+    cursor.fetchall()
+    return names
 
 
 def _add_column(db: peewee.Database, column: peewee.Field) -> None:

@@ -21,6 +21,7 @@ from function.errors import ArticleParseError, ConfigError, NotFound, UnknownIns
 from function.sources.port import ArticleSource, FetchFailure, RepoRef, Snapshot
 from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES, transaction_batches
 from function.webhooks.envelope import PushRef
+from function.webhooks.push import DeliveryInfo
 
 log = logging.getLogger(__name__)
 
@@ -83,13 +84,6 @@ class SyncSummary:
             "archived": self.archived,
             "head_sha": self.head_sha,
         }
-
-
-@dataclass(frozen=True)
-class DeliveryInfo:
-    delivery_id: str
-    event: str
-    received_at: datetime
 
 
 class Store(Protocol):

@@ -3,10 +3,13 @@ a transaction over 100 MiB), and what a cut-short sync committed is kept and not
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import pytest
 
+from function.articles.parsed import ParsedArticle
 from function.store.batching import TRANSACTION_MAX_BYTES, article_bytes, transaction_batches
 from function.worker.sync import Worker
 from tests.support.blog_fixtures import USER, Blog, article
@@ -25,11 +28,19 @@ class RecordingStore:
         self._fail_on = fail_on
         self.batches: list[list[Any]] = []
 
-    def apply(self, user_id: int, articles: Any, archive: Any, now: Any, **kw: Any) -> Any:
+    def apply(
+        self,
+        user_id: int,
+        articles: Sequence[ParsedArticle],
+        archive_slugs: Sequence[str],
+        now: datetime,
+        *,
+        index: Mapping[str, Any] | None = None,
+    ) -> Any:
         self.batches.append(list(articles))
         if len(self.batches) == self._fail_on:
             raise CutShort
-        return self._store.apply(user_id, articles, archive, now, **kw)
+        return self._store.apply(user_id, articles, archive_slugs, now, index=index)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -10,7 +10,7 @@ from tests.support.blog_fixtures import USER, Blog, article
 from tests.support.deliveries import github_headers, push_payload
 from tests.support.github_fixtures import INSTALLATION_ID, REPO
 
-BLOG_ID = 21031067  # the id in the recorded push (tests/fixtures/github/push)
+BLOG_ID = 186853002  # the repository id in the recorded push (tests/fixtures/github/push)
 OTHER = "octo/dotfiles"
 OTHER_ID = 99000001
 
