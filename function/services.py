@@ -10,11 +10,16 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from function.aws.invoker import LambdaInvoker, SelfInvoker, lambda_client_factory
+from function.observability.metrics import MetricsSink
+from function.observability.metrics import from_settings as metrics_from_settings
 from function.settings import Settings
-from function.sources.port import ArticleSource
+
+if TYPE_CHECKING:
+    # For the type only: the accept path builds no source, so its cold start does not load one.
+    from function.sources.port import ArticleSource
 
 
 class Services:
@@ -26,13 +31,18 @@ class Services:
         source: ArticleSource | None = None,
         database: Any = None,
         clock: Callable[[], Any] | None = None,
+        metrics: MetricsSink | None = None,
+        installation_lookup: Callable[[int], Any] | None = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
         self._source = source
         self._database = database
         self._clock = clock
+        self._metrics = metrics
         self._lock = threading.Lock()
+        self._installation_lookup = installation_lookup
+        self._lookup_built = installation_lookup is not None
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
@@ -45,13 +55,20 @@ class Services:
                 self._invoker = LambdaInvoker(name, lambda: lambda_client_factory(proxy, no_proxy=no_proxy))
             return self._invoker
 
+    def metrics(self) -> MetricsSink:
+        """EMF metrics on Lambda, nothing in inline mode (built once)."""
+        with self._lock:
+            if self._metrics is None:
+                self._metrics = metrics_from_settings(self.settings)
+            return self._metrics
+
     def database(self) -> Any:
         """The Peewee database bound from DATABASE_URL (opened once; connections are per job)."""
         with self._lock:
             if self._database is None:
-                from function.store.db import bind
+                from function.store.backends import open_database
 
-                self._database = bind(self.settings.database_url)
+                self._database = open_database(self.settings.database_url)
             return self._database
 
     @contextlib.contextmanager
@@ -67,6 +84,15 @@ class Services:
             if self._source is None:
                 self._source = build_source(self.settings)
             return self._source
+
+    def installation_lookup(self) -> Callable[[int], Any] | None:
+        """``GET /app/installations/{id}`` with the App's JWT (``function.github.installations``), or
+        None when no GitHub App is configured (then installation events cannot be verified)."""
+        with self._lock:
+            if not self._lookup_built:
+                self._lookup_built = True
+                self._installation_lookup = build_installation_lookup(self.settings)
+            return self._installation_lookup
 
     def worker(self, store: Any) -> Any:
         from function.worker.sync import Worker, utc_now
@@ -89,13 +115,26 @@ def build_source(settings: Settings) -> ArticleSource:
 
         return DirectorySource(Path(folder), settings.articles_dir)
 
-    from function.errors import ConfigError
     from function.github.app_auth import GitHubAppAuth
     from function.github.http import HttpClient
     from function.sources.github import GitHubSource
 
-    if not settings.github_app_id or not settings.github_private_key:
-        raise ConfigError("ARTICLE_SOURCE=github needs GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY (or _PARAM)")
+    # The same check (and one-line message) as at start-up, for settings that were built without it.
+    settings.check_source()
+    assert settings.github_app_id and settings.github_private_key  # check_source refused otherwise
     http = HttpClient(https_proxy=settings.https_proxy, no_proxy=settings.no_proxy)
     auth = GitHubAppAuth(settings.github_app_id, settings.github_private_key, settings.github_api_url, http)
     return GitHubSource(auth, http, settings.github_api_url, articles_dir=settings.articles_dir)
+
+
+def build_installation_lookup(settings: Settings) -> Callable[[int], Any] | None:
+    """Asks GitHub for an installation's current state; None without App credentials."""
+    if not settings.github_app_id or not settings.github_private_key:
+        return None
+    from function.github.app_auth import GitHubAppAuth
+    from function.github.http import HttpClient
+    from function.github.installations import InstallationLookup
+
+    http = HttpClient(https_proxy=settings.https_proxy, no_proxy=settings.no_proxy)
+    auth = GitHubAppAuth(settings.github_app_id, settings.github_private_key, settings.github_api_url, http)
+    return InstallationLookup(auth, http)

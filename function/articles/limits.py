@@ -28,6 +28,8 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from function.errors import RenderLimitError
+
 MAX_RENDER_CPU_SECONDS = 1.0
 MAX_NESTING = 20
 
@@ -49,10 +51,6 @@ MAX_CONTAINER_COLONS = 32
 _LONG_COLON_RUN = re.compile(rf"^([ \t>]*)(:{{{MAX_CONTAINER_COLONS + 1},}})", re.MULTILINE)
 
 _budget: ContextVar[_Budget | None] = ContextVar("render_budget", default=None)
-
-
-class RenderLimitError(ValueError):
-    """The Markdown is past a render bound; the message says which."""
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""One article file → ``ParsedArticle`` (CONTRACT section 7), or ``ArticleParseError`` saying what is wrong.
+"""One article file → ``ParsedArticle``, or ``ArticleParseError`` saying what is wrong.
 
 Decisions where the contract is silent:
 
@@ -36,9 +36,9 @@ from typing import Any
 
 import yaml
 
-from function.articles.limits import RenderLimitError
-from function.articles.parsed import ArticleParseError, ParsedArticle
+from function.articles.parsed import ParsedArticle
 from function.articles.render import Rendered, is_safe_url, render_article
+from function.errors import ArticleParseError, RenderLimitError
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FRONT_MATTER_CHARS = 64 * 1024
@@ -83,7 +83,7 @@ def parse_article(
     allow_raw_html: bool = False,
     asset_base_url: str | None = None,
 ) -> ParsedArticle:
-    """Parse one article file per CONTRACT section 7.
+    """Parse one article file in the documented article format.
 
     Raises ``ArticleParseError`` (and nothing else) for any input that is not a valid article; its message
     names the problem but not the path, which the caller logs alongside.

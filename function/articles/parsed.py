@@ -1,4 +1,4 @@
-"""The parsed form of one article file (CONTRACT section 7)."""
+"""The parsed form of one article file."""
 
 from __future__ import annotations
 
@@ -24,7 +24,3 @@ class ParsedArticle:
     content_hash: str
     toc: tuple[TocEntry, ...] = ()  # top-level h1-h3 with their ids, in document order
     warnings: tuple[str, ...] = ()  # for the sync output (e.g. repository images left relative)
-
-
-class ArticleParseError(Exception):
-    """A file that cannot become an article (bad YAML, missing title, wrong types, bad slug...)."""

@@ -44,7 +44,7 @@ class Rendered:
 
 
 def render_article(text: str, *, allow_raw_html: bool = False, asset_base_url: str | None = None) -> Rendered:
-    """Render ``text``; raises ``limits.RenderLimitError`` for input past a render bound."""
+    """Render ``text``; raises ``RenderLimitError`` (function.errors) for input past a render bound."""
     md = _renderer(allow_raw_html)
     env: EnvType = {"highlight_budget": Budget()}
     with cpu_budget():

@@ -1,6 +1,6 @@
 """The tables: users, articles, tags, article_tags, deliveries.
 
-All models bind to ``function.store.db.database_proxy``. Times are naive UTC with microseconds
+No model has a database of its own: queries bind explicitly. Times are naive UTC with microseconds
 (``DATETIME(6)`` on MySQL, where a bare DATETIME would drop the fraction and make two updates in the
 same second look equal). Text columns are utf8mb4 on MySQL whatever the server's default; keys that
 name things in the repository (slugs, paths, tag paths) compare byte-exact, as they do on SQLite and
@@ -14,7 +14,7 @@ from typing import Any
 
 import peewee
 
-from function.store.db import database_proxy, unwrap
+from function.store.backends import unwrap
 from function.webhooks.envelope import DELIVERY_ID_MAX_CHARS, EVENT_MAX_CHARS
 
 OUTCOMES = ("processing", "success", "partial", "failed", "skipped")
@@ -87,7 +87,9 @@ class UtcDateTimeField(peewee.DateTimeField):
 
 class BaseModel(peewee.Model):
     class Meta:
-        database = database_proxy
+        # No global database: every query is bound to the store's database explicitly (``.bind(db)``),
+        # so two stores on two databases (tests, the benchmark's baseline) never interfere.
+        database = None
         legacy_table_names = False
 
 
@@ -96,7 +98,10 @@ class User(BaseModel):
     name = TextKeyField(max_length=100, unique=True)
     email = StringField(max_length=255)
     github_installation_id = peewee.BigIntegerField(null=True, unique=True)
-    repository = StringField(max_length=255, null=True)  # "owner/name"
+    repository = StringField(max_length=255, null=True)  # "owner/name": the one repository followed
+    # GitHub's id of that repository, learned from its first push: a renamed or re-created repository
+    # with the same name is another repository, and only the id says so.
+    repository_id = peewee.BigIntegerField(null=True)
     created_at = UtcDateTimeField(default=utc_now)
 
     class Meta:
@@ -170,25 +175,69 @@ class Delivery(BaseModel):
     outcome = StringField(max_length=16, choices=[(o, o) for o in OUTCOMES])
     error = Utf8TextField(null=True)
     attempts = peewee.IntegerField(default=1)
+    # What the delivery changed (rows written, articles in sync untouched). NULL on rows recorded by a
+    # version that did not count them; nullable so `init-db` can add them to an existing table.
+    written = peewee.IntegerField(null=True)
+    unchanged = peewee.IntegerField(null=True)
 
     class Meta:
         table_name = "deliveries"
 
 
-MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, Delivery)
+class SweepState(BaseModel):
+    name = TextKeyField(max_length=64, primary_key=True)
+    last_delivery_id = peewee.BigIntegerField()
+    last_delivered_at = UtcDateTimeField()
+    last_run_at = UtcDateTimeField()
+
+    class Meta:
+        table_name = "sweep_state"
+
+
+# Where the redelivery sweep stopped (see function.store.sweep_state).
+MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, Delivery, SweepState)
+
+
+# Nullable columns added after the first release: ``create_tables`` adds them to an existing table
+# (ALTER TABLE ... ADD COLUMN, no data touched), so an older database needs no migration for them.
+ADDED_COLUMNS: tuple[peewee.Field, ...] = (User.repository_id, Delivery.written, Delivery.unchanged)
 
 
 def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
-    """Create every table and index that does not exist yet (idempotent; DDL only on a new database)."""
+    """Create every table and index that does not exist yet, and add the ``ADDED_COLUMNS`` an existing
+    table lacks (idempotent; no DDL on an up-to-date database)."""
     db = unwrap(db)
     existing = set(db.get_tables())
-    # The redelivery sweep's state lives in its own module, which imports BaseModel from here.
-    from function.store.sweep_state import SweepState
-
-    models: tuple[type[BaseModel], ...] = (*MODELS, SweepState)
-    for model in models:
+    for model in MODELS:
         if model._meta.table_name not in existing:
             peewee.SchemaManager(model, db).create_all(safe=True)
+    present: dict[str, set[str]] = {}  # one look per table, however many columns it gained
+    for column in ADDED_COLUMNS:
+        table = column.model._meta.table_name
+        if table not in existing:
+            continue
+        if table not in present:
+            present[table] = _column_names(db, column.model)
+        if column.column_name not in present[table]:
+            _add_column(db, column)
+
+
+def _column_names(db: peewee.Database, model: type[BaseModel]) -> set[str]:
+    """The table's columns, from an empty ``SELECT *``: one statement (``get_columns`` takes two on MySQL)."""
+    cursor = db.execute(model.select(peewee.SQL("*")).limit(0))
+    names = {str(description[0]) for description in cursor.description or ()}
+    cursor.fetchall()
+    return names
+
+
+def _add_column(db: peewee.Database, column: peewee.Field) -> None:
+    """``ALTER TABLE t ADD COLUMN <the field's own DDL>`` (what playhouse.migrate renders too)."""
+    if not column.null:
+        raise ValueError("only a nullable column can be added to rows that exist")
+    ctx = peewee.SchemaManager(column.model, db)._create_context()  # type: ignore[attr-defined]
+    ctx.literal("ALTER TABLE ").sql(peewee.Entity(column.model._meta.table_name))
+    ctx.literal(" ADD COLUMN ").sql(column.ddl(ctx))
+    db.execute(ctx)
 
 
 def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:
@@ -196,15 +245,13 @@ def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:
     needs that is missing, or a column it does not know that refuses rows without it (NOT NULL, no
     default). Empty when they agree. Tables that do not exist yet are ``create_tables``' business.
 
-    There is no migration tool yet: a database made by an older version is reported, not altered, so
-    that nobody's data is changed behind their back."""
+    There is no migration tool yet: apart from the nullable ``ADDED_COLUMNS`` that ``create_tables``
+    adds, a database made by an older version is reported, not altered, so that nobody's data is
+    changed behind their back."""
     db = unwrap(db)
-    from function.store.sweep_state import SweepState
-
     existing = set(db.get_tables())
     differences = []
-    models: tuple[type[BaseModel], ...] = (*MODELS, SweepState)
-    for model in models:
+    for model in MODELS:
         table = model._meta.table_name
         if table not in existing:
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -75,9 +76,21 @@ def classify_push(payload: Any, tracked_branch: str | None) -> PushRef | Skip:
     if not is_installation_id(installation_id):
         raise BadRequest("push payload has no valid installation.id (is the webhook sent by the GitHub App?)")
     after = payload.get("after")
+    # Same range as an installation id (positive, signed 64-bit); a push without one is matched by name.
+    repository_id = _field(repository, "id")
     return PushRef(
         repository=full_name,
         branch=branch,
         installation_id=installation_id,
         after=after if isinstance(after, str) else None,
+        repository_id=repository_id if is_installation_id(repository_id) else None,
     )
+
+
+@dataclass(frozen=True)
+class DeliveryInfo:
+    """What the worker is told of the delivery it runs (ids and times; never a token)."""
+
+    delivery_id: str
+    event: str
+    received_at: datetime

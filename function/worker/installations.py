@@ -9,6 +9,13 @@ name) or through ``GITHUB_INSTALLATION_USER_MAP`` (``login=user,...``), which wi
 - ``installation`` ``deleted``: whoever holds the id has it cleared.
 - anything else (``suspend``, other actions), or no matching user: skipped, logged with the fix.
 
+The event only says what to check: before a link changes, GitHub is asked what is true now
+(``GET /app/installations/{id}``, ``function.github.installations``). A ``deleted`` event for an
+installation GitHub still has, or a link event for one it no longer has (a replayed or out-of-order
+delivery), is skipped; a link goes to the user named by GitHub's current account login, not the
+payload's. Without App credentials (``ARTICLE_SOURCE=dir:...``, local development) nothing can be asked
+and the event's word is taken, with a warning.
+
 The accept path only parses and forwards (Lambda mode must answer without touching the database);
 ``apply`` runs in ``/events`` or, in inline mode, in the request.
 """
@@ -16,13 +23,12 @@ The accept path only parses and forwards (Lambda mode must answer without touchi
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from function.errors import BadRequest
 from function.webhooks import envelope
-from function.webhooks.envelope import PushRef
 from function.webhooks.push import decode_payload
 
 log = logging.getLogger(__name__)
@@ -84,6 +90,16 @@ class UserStore(Protocol):
     def set_installation(self, name: str, installation_id: int | None) -> Any: ...
 
 
+class CurrentInstallation(Protocol):
+    """What GitHub has now (``function.github.installations.InstallationState``)."""
+
+    login: str | None
+
+
+# installation id -> GitHub's current state of it, or None when it does not exist.
+Lookup = Callable[[int], CurrentInstallation | None]
+
+
 @dataclass(frozen=True)
 class Outcome:
     change: str  # "linked" | "cleared" | "unchanged" | "skipped"
@@ -101,10 +117,40 @@ class Outcome:
         }
 
 
-def apply(store: UserStore, change: InstallationChange, mapping: Mapping[str, str], delivery: str) -> Outcome:
-    """Make the users table agree with the installation event (see the module docstring)."""
+def apply(
+    store: UserStore,
+    change: InstallationChange,
+    mapping: Mapping[str, str],
+    delivery: str,
+    current: CurrentInstallation | _Unverified | None,
+) -> Outcome:
+    """Make the users table agree with the installation event, as GitHub confirms it (see the module
+    docstring). ``current`` is GitHub's answer for the event's installation, asked beforehand, or
+    ``UNVERIFIED`` when nothing could be asked."""
     fields = {"delivery": delivery, "installation_id": change.installation_id, "login": change.login}
     effect = change.effect
+    if effect == "none":
+        return Outcome("skipped", reason=f"{change.event} action {change.action!r} changes no user")
+    if current is UNVERIFIED:
+        log.warning("Installation event applied unverified (no GitHub App configured)", extra=fields)
+        login = change.login
+    elif effect == "clear" and current is not None:
+        log.warning(
+            "Installation event contradicted by GitHub", extra={**fields, "event_action": change.action}
+        )
+        return Outcome(
+            "skipped",
+            reason=f"installation {change.installation_id} still exists on GitHub (a replayed or late event)",
+        )
+    elif effect == "link" and current is None:
+        log.warning(
+            "Installation event contradicted by GitHub", extra={**fields, "event_action": change.action}
+        )
+        return Outcome(
+            "skipped", reason=f"installation {change.installation_id} does not exist on GitHub any more"
+        )
+    else:
+        login = getattr(current, "login", None) or change.login
     if effect == "clear":
         holder = store.find_user_by_installation(change.installation_id)
         if holder is None:
@@ -112,12 +158,11 @@ def apply(store: UserStore, change: InstallationChange, mapping: Mapping[str, st
         store.set_installation(holder.name, None)
         log.info("Installation cleared", extra={**fields, "user": holder.name})
         return Outcome("cleared", holder.name)
-    if effect == "none":
-        return Outcome("skipped", reason=f"{change.event} action {change.action!r} changes no user")
-    if not change.login:
+    if not login:
         raise BadRequest(f"{change.event} payload has no installation.account.login")
+    fields["login"] = login
 
-    name = user_name_for(change.login, mapping)
+    name = user_name_for(login, mapping)
     user = store.get_user(name)
     if user is None:
         log.warning(
@@ -128,7 +173,7 @@ def apply(store: UserStore, change: InstallationChange, mapping: Mapping[str, st
                 "(or map the login in GITHUB_INSTALLATION_USER_MAP)",
             },
         )
-        return Outcome("skipped", reason=f"no user named {name!r} for account {change.login!r}")
+        return Outcome("skipped", reason=f"no user named {name!r} for account {login!r}")
     if user.installation_id == change.installation_id:
         return Outcome("unchanged", name)
     holder = store.find_user_by_installation(change.installation_id)
@@ -143,54 +188,30 @@ def apply(store: UserStore, change: InstallationChange, mapping: Mapping[str, st
     return Outcome("linked", name)
 
 
-def _apply_in(svc: Any, change: InstallationChange, delivery: str) -> dict[str, Any]:
-    with svc.store() as store, store.db.atomic():
-        outcome = apply(store, change, svc.settings.installation_user_map, delivery)
-    return outcome.to_json(change.installation_id)
+class _Unverified:
+    """GitHub could not be asked (no App configured)."""
 
 
-def accept(
-    svc: Any,
-    event: str,
-    delivery: str,
-    signature_header: str,
-    body: bytes,
-    payload: Any,
-    received_at: str,
-) -> tuple[dict[str, Any], int]:
-    """The webhook route's part: apply in inline mode; in Lambda mode forward GitHub's signed body in
-    the standard envelope, exactly as a push is forwarded, without touching the database."""
-    change = parse(event, payload)
+UNVERIFIED = _Unverified()
+
+
+def current_state(
+    lookup: Lookup | None, change: InstallationChange
+) -> CurrentInstallation | _Unverified | None:
+    """GitHub's answer for the event's installation; asked before any transaction is open (it is an
+    HTTP round trip). A GitHub failure raises SourceUnavailable: 503, retried, nothing changed."""
     if change.effect == "none":
-        return {"status": "skipped", "reason": f"{event} action {change.action!r} changes no user"}, 200
-    invoker = svc.invoker()
-    if invoker is None:
-        return _apply_in(svc, change, delivery), 200
-    # The compact envelope carries pushes only; the placeholder is never used because an event whose
-    # standard form would not fit is refused just below (installation payloads are a few KB).
-    placeholder = PushRef(repository="", branch="", installation_id=change.installation_id)
-    payload_bytes = envelope.build(
-        secret=svc.settings.webhook_secret,
-        event=event,
-        delivery=delivery,
-        signature_header=signature_header,
-        body=body,
-        push=placeholder,
-        received_at=received_at,
-    )
-    if envelope.is_compact(payload_bytes):
-        log.error(
-            "Installation event too large to forward",
-            extra={
-                "delivery": delivery,
-                "bytes": len(body),
-                "fix": set_installation_command(change.installation_id),
-            },
-        )
-        return {"status": "skipped", "reason": "installation event too large to forward"}, 200
-    invoker.invoke(payload_bytes)
-    log.info("Queued GitHub webhook", extra={"delivery": delivery, "event": event})
-    return {"status": "accepted", "message": "Queued for async processing"}, 202
+        return UNVERIFIED  # nothing will change: no need to ask
+    if lookup is None:
+        return UNVERIFIED
+    return lookup(change.installation_id)
+
+
+def apply_in(svc: Any, change: InstallationChange, delivery: str) -> dict[str, Any]:
+    current = current_state(svc.installation_lookup(), change)
+    with svc.store() as store, store.db.atomic():
+        outcome = apply(store, change, svc.settings.installation_user_map, delivery, current)
+    return outcome.to_json(change.installation_id)
 
 
 def apply_envelope(svc: Any, env: envelope.Envelope) -> tuple[dict[str, Any], int]:
@@ -198,4 +219,4 @@ def apply_envelope(svc: Any, env: envelope.Envelope) -> tuple[dict[str, Any], in
     if env.body is None:
         raise BadRequest("installation events travel in the standard envelope only")
     change = parse(env.event, decode_payload(env.body))
-    return _apply_in(svc, change, env.delivery), 200
+    return apply_in(svc, change, env.delivery), 200

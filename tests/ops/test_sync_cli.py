@@ -1,4 +1,4 @@
-"""``blog-api sync --user N``: a full scan now, from the command line (CONTRACT section 1)."""
+"""``blog-api sync --user N``: a full scan now, from the command line."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from function.store.db import connection, open_database
+from function.store.backends import open_database
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from tests.ops.helpers import run_cli
 from tests.support.blog_fixtures import article
@@ -50,7 +51,8 @@ def test_sync_of_an_unknown_user_is_a_one_line_error(dir_env: dict[str, str | No
     result = run_cli("sync", "--user", "nobody", env=dir_env)
 
     assert result.exit_code == 1
-    assert result.stderr == "error: no user named 'nobody'\n"
+    assert result.stderr.startswith("error: no user named 'nobody': add it with `blog-api users add")
+    assert result.stderr.count("\n") == 1
 
 
 def test_from_github_a_user_without_a_known_repository_is_told_to_name_it(
@@ -91,3 +93,9 @@ def test_from_github_a_user_without_a_known_repository_is_told_to_name_it(
     assert done.exit_code == 0, done.stderr
     assert "processed=1 succeeded=1" in done.stdout
     assert published_slugs(str(env["DATABASE_URL"]), "alice") == {"hello"}
+
+    # AND the named repository is now the one followed: another one is refused, the pinned one is used
+    other = run_cli("sync", "--user", "alice", "--repository", "octo/dotfiles", env=env)
+    assert other.exit_code == 1 and "follows octo/blog" in other.stderr and "set-repository" in other.stderr
+    again = run_cli("sync", "--user", "alice", env=env)
+    assert again.exit_code == 0, again.stderr

@@ -14,7 +14,7 @@ import pytest
 
 from function.articles.limits import MAX_RENDER_CPU_SECONDS
 from function.articles.parse import MAX_FILE_BYTES, parse_article
-from function.articles.parsed import ArticleParseError
+from function.errors import ArticleParseError
 
 from .helpers import SHA
 

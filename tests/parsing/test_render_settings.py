@@ -38,7 +38,7 @@ def test_asset_base_url_is_read_and_trimmed() -> None:
     assert settings.asset_base_url == "https://cdn.example.com/blog"
 
 
-@pytest.mark.parametrize("value", ["ftp://x", "javascript:alert(1)", "https://x/a?b=1", "https://x/\"a"])
+@pytest.mark.parametrize("value", ["ftp://x", "javascript:alert(1)", "https://x/a?b=1", 'https://x/"a'])
 def test_a_bad_asset_base_url_is_refused_at_start(value: str) -> None:
     with pytest.raises(ConfigError, match=names.ENV_ASSET_BASE_URL):
         _settings(**{names.ENV_ASSET_BASE_URL: value})

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from function.aws.dispatch import dispatch
-from function.store.db import count_statements
 from tests.reliability.helpers import delivery, gate_blob, served, stored, synced_head, table_rows
 from tests.support.blog_fixtures import Blog, article
 from tests.support.deliveries import github_headers, push_payload
 from tests.support.github_fixtures import INSTALLATION_ID, REPO
+from tests.support.statements import count_statements
 
 OLD = article("Old title", body="Old body.")
 NEW = article("New title", body="New body.")
@@ -115,7 +115,16 @@ def test_same_delivery_twice_at_once_writes_once(blog: Blog) -> None:
     # THEN one run processed it and the other found it done: one set of writes
     bodies = sorted([first_out[0]["body"], second_out[0]["body"]], key=lambda b: b["status"])
     assert bodies == [
-        {"status": "processed", "processed": 3, "succeeded": 3, "failed": 0},
+        {
+            "status": "processed",
+            "processed": 3,
+            "succeeded": 3,
+            "failed": 0,
+            "written": 3,
+            "archived": 0,
+            "unchanged": 0,
+            "failedPaths": [],
+        },
         {"status": "skipped", "reason": "delivery already processed"},
     ]
     assert (
