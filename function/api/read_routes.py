@@ -42,4 +42,4 @@ def get_article(name: str, slug: str) -> tuple[dict[str, Any], int]:
         article = store.published_article(name, slug)
     if article is None:
         raise NotFound(f"no published article {slug!r} for {name!r}")
-    return article_json(article), 200
+    return article_json(article, with_toc=True), 200

@@ -17,9 +17,9 @@ def iso_utc(value: datetime | None) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def article_json(view: ArticleView) -> dict[str, Any]:
-    """An ``Article``: the article as the front end reads it."""
-    return {
+def article_json(view: ArticleView, *, with_toc: bool = False) -> dict[str, Any]:
+    """An ``Article``: the article as the front end reads it; ``toc`` only in the full article."""
+    article: dict[str, Any] = {
         "articleId": str(view.id),
         "title": view.title,
         "slug": view.slug,
@@ -33,3 +33,6 @@ def article_json(view: ArticleView) -> dict[str, Any]:
         "createdAt": iso_utc(view.created_at),
         "updatedAt": iso_utc(view.updated_at),
     }
+    if with_toc:
+        article["toc"] = list(view.toc)
+    return article

@@ -121,6 +121,8 @@ class Article(BaseModel):
     thumbnail = Utf8TextField(null=True)
     content = LongTextField()
     content_html = LongTextField()
+    # The table of contents as JSON ([{"level", "id", "text"}]); null: written before it existed.
+    toc = LongTextField(null=True)
     content_hash = StringField(max_length=64)
     # sha256 of the sorted tag paths: lets a content change skip the tag tables when tags are the same.
     tags_hash = StringField(max_length=64, default="")
@@ -200,7 +202,12 @@ MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, Delivery,
 
 # Nullable columns added after the first release: ``create_tables`` adds them to an existing table
 # (ALTER TABLE ... ADD COLUMN, no data touched), so an older database needs no migration for them.
-ADDED_COLUMNS: tuple[peewee.Field, ...] = (User.repository_id, Delivery.written, Delivery.unchanged)
+ADDED_COLUMNS: tuple[peewee.Field, ...] = (
+    User.repository_id,
+    Delivery.written,
+    Delivery.unchanged,
+    Article.toc,
+)
 
 
 def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:

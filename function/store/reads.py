@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -32,6 +33,7 @@ _VIEW_COLUMNS = (
     Article.published_at,
     Article.created_at,
     Article.updated_at,
+    Article.toc,
 )
 
 
@@ -112,6 +114,7 @@ def _view(row: tuple[Any, ...], tags: tuple[str, ...]) -> ArticleView:
         published,
         created,
         updated,
+        toc,
     ) = row
     return ArticleView(
         id=article_id,
@@ -126,4 +129,5 @@ def _view(row: tuple[Any, ...], tags: tuple[str, ...]) -> ArticleView:
         published_at=published,
         created_at=created,
         updated_at=updated,
+        toc=tuple(json.loads(toc)) if toc else (),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import operator
 from collections.abc import Iterator, Mapping, Sequence
@@ -66,6 +67,7 @@ _UPSERT_PRESERVE = (
     Article.thumbnail,
     Article.content,
     Article.content_html,
+    Article.toc,
     Article.content_hash,
     Article.tags_hash,
     Article.publish,
@@ -348,6 +350,7 @@ def _article_row(
         "thumbnail": article.thumbnail,
         "content": article.content,
         "content_html": article.content_html,
+        "toc": json.dumps([entry.as_json() for entry in article.toc], ensure_ascii=False),
         "content_hash": article.content_hash,
         "tags_hash": tags_hash(article.tags),
         "publish": article.publish,

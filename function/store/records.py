@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,8 @@ class ArticleView:
     published_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    # [{"level", "id", "text"}] of the top-level h1-h3; empty for a row written before it existed.
+    toc: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
