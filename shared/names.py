@@ -42,6 +42,9 @@ DEFAULT_LOG_LEVEL = "INFO"
 # The function's handler, as Lambda names it.
 HANDLER = "function.handler.handler"
 
+# With SnapStart, the alias of the published version that serves traffic (the API, the schedule).
+LIVE_ALIAS = "live"
+
 # Lambda's limit for an asynchronous (InvocationType=Event) payload.
 ASYNC_INVOKE_PAYLOAD_LIMIT = 1_048_576
 
@@ -59,5 +62,5 @@ def function_arn(region: str, account_id: str, physical_prefix: str) -> str:
 
 
 # The constant input of the scheduled EventBridge rule (infra/schedule.py): the function's non-HTTP
-# path receives exactly {"kind": SCHEDULED_REDELIVERY_KIND} and runs the redelivery sweep (issue #7).
+# path receives exactly {"kind": SCHEDULED_REDELIVERY_KIND} and runs the redelivery sweep.
 SCHEDULED_REDELIVERY_KIND = "scheduled-redelivery"
