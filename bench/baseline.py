@@ -1,4 +1,4 @@
-"""The previous design, rendered honestly, to measure ours against (CONTRACT section 9).
+"""The previous design, rendered honestly, to measure ours against.
 
 What it did on every push: list the articles folder through the Contents API, fetch every file through the
 Contents API (base64 JSON), parse each one, and for each article run two SELECTs and one upsert through
@@ -28,7 +28,7 @@ from function.articles.parse import parse_article
 from function.articles.parsed import ParsedArticle
 from function.github.app_auth import API_VERSION, GITHUB_JSON, GitHubAppAuth
 from function.github.http import HttpClient
-from function.store.db import connection
+from function.store.connection import connection
 from function.store.models import User
 
 ARTICLES_DIR = "articles"

@@ -16,7 +16,8 @@ from typing import Any
 import peewee
 
 from bench.latency_relay import LatencyRelay
-from function.store.db import connection, open_database
+from function.store.backends import open_database
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
 from tests.support.github_fixtures import AppKey, GitHubClientParts, build_github_source, generate_app_key

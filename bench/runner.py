@@ -22,7 +22,8 @@ from bench.accept import AcceptTimes, fake_aws_environment, lambda_api, measure_
 from bench.coldstart import import_ms
 from bench.measure import Measured
 from bench.rig import Rig, running_rig
-from function.store.db import connection, open_database
+from function.store.backends import open_database
+from function.store.connection import connection
 from tests.support.github_fixtures import GitHubClientParts
 
 CASES = ("first sync", "no-change push", "one-article push")

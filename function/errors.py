@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from shared.names import ENV_DATABASE_URL
+
 
 class BlogApiError(Exception):
     """Base class: ``status`` and ``code`` are what the HTTP edge answers."""
@@ -57,3 +59,90 @@ class Unavailable(BlogApiError):
 
 class ConfigError(Exception):
     """A setting is missing or malformed: the app refuses to start."""
+
+
+class UserExists(Exception):
+    """The user name, or the installation id, is already registered."""
+
+
+class UnknownUser(Exception):
+    """No user has that name."""
+
+
+class LockTimeout(Exception):
+    """The per-user lock was not acquired in time (another sync holds it): worth retrying."""
+
+
+class PassThroughFailed(Exception):
+    """The pass-through route answered 5xx: raised so Lambda retries the asynchronous event."""
+
+
+class PayloadTooLarge(Exception):
+    """Lambda refused the payload as too large (413): the caller may retry with the compact form."""
+
+
+class ArticleParseError(Exception):
+    """A file that cannot become an article (bad YAML, missing title, wrong types, bad slug...)."""
+
+
+class RedeliveryNotConfigured(BlogApiError):
+    """No GitHub App id or private key: the sweep cannot list deliveries. Permanent (no retry)."""
+
+    status = 422
+    code = "NOT_CONFIGURED"
+
+
+class RedeliveryRefused(Exception):
+    """GitHub answered the redelivery request with something other than 202."""
+
+
+class SourceUnavailable(Exception):
+    """The source could not be read at all (GitHub down, time-out after retries). Worth retrying."""
+
+
+class SourcePermanentError(Exception):
+    """The source refused for good (installation or repository gone, access revoked, branch missing).
+
+    Retrying the same delivery cannot help: the worker reports it as a permanent (4xx) failure.
+    """
+
+
+class DatabaseUrlError(ConfigError, ValueError):
+    """DATABASE_URL cannot be used; the message says why without quoting it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"{ENV_DATABASE_URL}: {reason}")
+
+
+class DatabaseUnavailable(Exception):
+    """The database could not be reached, the connection dropped or timed out, or the transaction was
+    aborted by the server (deadlock, lock wait). Nothing was committed; worth retrying."""
+
+
+class DatabaseNotInitialised(DatabaseUnavailable):
+    """The database answers but has no tables: retryable, since the delivery succeeds once someone
+    runs ``blog-api init-db`` (before Lambda's retries run out)."""
+
+
+class HttpError(Exception):
+    """No answer at all after the retries: connection refused, reset, DNS, or too many redirects.
+
+    The message names the method, host and path only (never the query string or headers).
+    """
+
+
+class HttpTimeout(HttpError):
+    """The connect or read time-out expired on the last try."""
+
+
+class GitHubAuthError(SourcePermanentError):
+    """GitHub refused the App's credentials or the token request (bad key, wrong App id, suspended
+    installation). Permanent: retrying the same delivery cannot help."""
+
+
+class InstallationNotFound(GitHubAuthError):
+    """The installation does not exist (any more): the App was uninstalled."""
+
+    def __init__(self, installation_id: int) -> None:
+        self.installation_id = installation_id
+        super().__init__(f"GitHub App installation {installation_id} not found (uninstalled?)")

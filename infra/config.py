@@ -299,7 +299,7 @@ class StackConfig:
             github_app_id=app_id,
             github_app_id_param=None if app_id is not None else app_id_param,
             github_api_url=github_api_url,
-            # Unset: the function follows the repository's default branch (CONTRACT section 2).
+            # Unset: the function follows the repository's default branch.
             article_branch=r.optional("articleBranch"),
             articles_dir=r.text("articlesDir", names.DEFAULT_ARTICLES_DIR),
             webhook_secret_param=r.parameter("webhookSecretParam"),

@@ -12,7 +12,7 @@ PROJECT = "blog-api"
 WEBHOOK_ROUTE = "/webhooks/github"
 DEFAULT_PASS_THROUGH_PATH = "/events"
 
-# Environment variable names (CONTRACT section 2)
+# Environment variable names
 ENV_WEBHOOK_SECRET = "GITHUB_WEBHOOK_SECRET"
 ENV_WEBHOOK_SECRET_PARAM = "GITHUB_WEBHOOK_SECRET_PARAM"
 ENV_GITHUB_APP_ID = "GITHUB_APP_ID"

@@ -10,7 +10,8 @@ import pytest
 from flask import Flask
 
 from function import handler as handler_module
-from function.aws.dispatch import PassThroughFailed, dispatch, is_http_event
+from function.aws.dispatch import dispatch, is_http_event
+from function.errors import PassThroughFailed
 from tests.support.deliveries import SECRET, aws_event, github_headers, push_payload
 from tests.support.fakes import RecordingInvoker
 

@@ -30,9 +30,7 @@ def error_response(status: int, code: str, message: str) -> tuple[Response, int]
 
 def retryable_errors() -> tuple[type[BaseException], ...]:
     """Dependency failures worth a retry: answered 503 so Lambda (or GitHub's redelivery) tries again."""
-    from function.sources.port import SourceUnavailable
-    from function.store.db import DatabaseUnavailable
-    from function.store.facade import LockTimeout
+    from function.errors import DatabaseUnavailable, LockTimeout, SourceUnavailable
 
     return (SourceUnavailable, DatabaseUnavailable, LockTimeout)
 
@@ -50,7 +48,7 @@ def to_response(exc: BaseException) -> tuple[Response, int]:
             # HTTP requires a 405 to say which methods the resource has.
             response.headers["Allow"] = ", ".join(sorted(exc.valid_methods))
         return response, status
-    from function.sources.port import SourcePermanentError
+    from function.errors import SourcePermanentError
 
     if isinstance(exc, SourcePermanentError):
         # Retrying cannot help (installation or repository gone): a 4xx stops Lambda's retries.
@@ -66,8 +64,7 @@ def to_response(exc: BaseException) -> tuple[Response, int]:
 
 
 def _public_reason(exc: BaseException) -> str:
-    from function.store.db import DatabaseNotInitialised, DatabaseUnavailable
-    from function.store.facade import LockTimeout
+    from function.errors import DatabaseNotInitialised, DatabaseUnavailable, LockTimeout
 
     if isinstance(exc, DatabaseNotInitialised):
         return str(exc)  # the fix, and nothing about the server

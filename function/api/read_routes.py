@@ -6,6 +6,7 @@ from typing import Any
 
 from flask import Blueprint, request
 
+from function.api.serialise import article_json
 from function.errors import BadRequest, NotFound
 from function.web import services
 
@@ -32,7 +33,7 @@ def list_articles(name: str) -> tuple[dict[str, Any], int]:
         found = store.published_articles(name, type=kind, tag=tag)
     if found is None:
         raise NotFound(f"no user named {name!r}")
-    return {"articles": [article.to_json() for article in found]}, 200
+    return {"articles": [article_json(article) for article in found]}, 200
 
 
 @blueprint.get("/users/<name>/articles/<slug>")
@@ -41,4 +42,4 @@ def get_article(name: str, slug: str) -> tuple[dict[str, Any], int]:
         article = store.published_article(name, slug)
     if article is None:
         raise NotFound(f"no published article {slug!r} for {name!r}")
-    return article.to_json(), 200
+    return article_json(article), 200

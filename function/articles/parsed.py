@@ -1,4 +1,4 @@
-"""The parsed form of one article file (CONTRACT section 7)."""
+"""The parsed form of one article file."""
 
 from __future__ import annotations
 
@@ -20,7 +20,3 @@ class ParsedArticle:
     content_html: str  # rendered HTML (raw HTML escaped unless allowed)
     # sha256 over title, type, description, thumbnail, publish, tags and content: "did it change?"
     content_hash: str
-
-
-class ArticleParseError(Exception):
-    """A file that cannot become an article (bad YAML, missing title, wrong types, bad slug...)."""

@@ -6,13 +6,13 @@ import json
 import logging
 from typing import Any
 
-from function.worker.events_route import PASS_THROUGH_ENVIRON_KEY
+from function.errors import PassThroughFailed
 
 log = logging.getLogger(__name__)
 
-
-class PassThroughFailed(Exception):
-    """The pass-through route answered 5xx: raised so Lambda retries the asynchronous event."""
+# Set in the WSGI environ by function.handler for events that came through the pass-through path.
+# An HTTP request cannot set it: headers arrive as HTTP_* keys, never as this one.
+PASS_THROUGH_ENVIRON_KEY = "blog_api.pass_through"  # noqa: S105 - a WSGI environ key, not a secret
 
 
 def is_http_event(event: Any) -> bool:

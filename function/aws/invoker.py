@@ -6,13 +6,9 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from function.errors import Unavailable
+from function.errors import PayloadTooLarge, Unavailable
 
 log = logging.getLogger(__name__)
-
-
-class PayloadTooLarge(Exception):
-    """Lambda refused the payload as too large (413): the caller may retry with the compact form."""
 
 
 class SelfInvoker(Protocol):

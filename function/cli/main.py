@@ -40,9 +40,14 @@ pass_context = click.make_pass_decorator(Context, ensure=True)
 def _expected_errors() -> tuple[type[BaseException], ...]:
     import peewee
 
-    from function.sources.port import SourcePermanentError, SourceUnavailable
-    from function.store.db import DatabaseUnavailable
-    from function.store.facade import LockTimeout, UnknownUser, UserExists
+    from function.errors import (
+        DatabaseUnavailable,
+        LockTimeout,
+        SourcePermanentError,
+        SourceUnavailable,
+        UnknownUser,
+        UserExists,
+    )
 
     return (
         BlogApiError,
@@ -69,7 +74,7 @@ def cli() -> None:
 @pass_context
 def init_db(ctx: Context) -> None:
     """Create the tables (idempotent); refuse a database whose tables an older version made."""
-    from function.store.db import connection
+    from function.store.connection import connection
     from function.store.models import create_tables, schema_differences
 
     db = ctx.services().database()

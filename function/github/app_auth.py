@@ -18,8 +18,8 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-from function.github.http import HttpClient, HttpError
-from function.sources.port import SourcePermanentError, SourceUnavailable
+from function.errors import GitHubAuthError, HttpError, InstallationNotFound, SourceUnavailable
+from function.github.http import HttpClient
 
 logger = logging.getLogger(__name__)
 
@@ -30,19 +30,6 @@ JWT_BACKDATE_SECONDS = 60
 JWT_LIFETIME_SECONDS = 540
 # A token is renewed this long before GitHub's expires_at, so a long sync never holds an expiring one.
 TOKEN_REFRESH_MARGIN_SECONDS = 300
-
-
-class GitHubAuthError(SourcePermanentError):
-    """GitHub refused the App's credentials or the token request (bad key, wrong App id, suspended
-    installation). Permanent: retrying the same delivery cannot help."""
-
-
-class InstallationNotFound(GitHubAuthError):
-    """The installation does not exist (any more): the App was uninstalled."""
-
-    def __init__(self, installation_id: int) -> None:
-        self.installation_id = installation_id
-        super().__init__(f"GitHub App installation {installation_id} not found (uninstalled?)")
 
 
 @dataclass(frozen=True)

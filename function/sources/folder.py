@@ -23,16 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from function.articles.parse import is_article_path
+from function.errors import SourceUnavailable
 from function.sources.gitsha import git_blob_sha
-from function.sources.port import (
-    FetchedFile,
-    FetchFailure,
-    FetchResult,
-    RepoFile,
-    RepoRef,
-    Snapshot,
-    SourceUnavailable,
-)
+from function.sources.port import FetchedFile, FetchFailure, FetchResult, RepoFile, RepoRef, Snapshot
 
 
 class DirectorySource:

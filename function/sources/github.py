@@ -27,19 +27,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from function.errors import HttpError, SourcePermanentError, SourceUnavailable
 from function.github.app_auth import API_VERSION, GITHUB_JSON, is_rate_limited
-from function.github.http import HttpClient, HttpError
+from function.github.http import HttpClient
 from function.sources.gitsha import git_blob_sha
-from function.sources.port import (
-    FetchedFile,
-    FetchFailure,
-    FetchResult,
-    RepoFile,
-    RepoRef,
-    Snapshot,
-    SourcePermanentError,
-    SourceUnavailable,
-)
+from function.sources.port import FetchedFile, FetchFailure, FetchResult, RepoFile, RepoRef, Snapshot
 
 logger = logging.getLogger(__name__)
 

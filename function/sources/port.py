@@ -62,17 +62,6 @@ class FetchFailure:
 FetchResult = FetchedFile | FetchFailure
 
 
-class SourceUnavailable(Exception):
-    """The source could not be read at all (GitHub down, time-out after retries). Worth retrying."""
-
-
-class SourcePermanentError(Exception):
-    """The source refused for good (installation or repository gone, access revoked, branch missing).
-
-    Retrying the same delivery cannot help: the worker reports it as a permanent (4xx) failure.
-    """
-
-
 class ArticleSource(Protocol):
     def snapshot(self, repo: RepoRef) -> Snapshot:
         """List the article files (``<articles_dir>/*.md``, direct children only) at the branch head,

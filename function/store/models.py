@@ -1,6 +1,6 @@
 """The tables: users, articles, tags, article_tags, deliveries.
 
-All models bind to ``function.store.db.database_proxy``. Times are naive UTC with microseconds
+No model has a database of its own: queries bind explicitly. Times are naive UTC with microseconds
 (``DATETIME(6)`` on MySQL, where a bare DATETIME would drop the fraction and make two updates in the
 same second look equal). Text columns are utf8mb4 on MySQL whatever the server's default; keys that
 name things in the repository (slugs, paths, tag paths) compare byte-exact, as they do on SQLite and
@@ -14,7 +14,7 @@ from typing import Any
 
 import peewee
 
-from function.store.db import database_proxy, unwrap
+from function.store.backends import unwrap
 from function.webhooks.envelope import DELIVERY_ID_MAX_CHARS, EVENT_MAX_CHARS
 
 OUTCOMES = ("processing", "success", "partial", "failed", "skipped")
@@ -87,7 +87,9 @@ class UtcDateTimeField(peewee.DateTimeField):
 
 class BaseModel(peewee.Model):
     class Meta:
-        database = database_proxy
+        # No global database: every query is bound to the store's database explicitly (``.bind(db)``),
+        # so two stores on two databases (tests, the benchmark's baseline) never interfere.
+        database = None
         legacy_table_names = False
 
 
@@ -175,18 +177,25 @@ class Delivery(BaseModel):
         table_name = "deliveries"
 
 
-MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, Delivery)
+class SweepState(BaseModel):
+    name = TextKeyField(max_length=64, primary_key=True)
+    last_delivery_id = peewee.BigIntegerField()
+    last_delivered_at = UtcDateTimeField()
+    last_run_at = UtcDateTimeField()
+
+    class Meta:
+        table_name = "sweep_state"
+
+
+# Where the redelivery sweep stopped (see function.store.sweep_state).
+MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, Delivery, SweepState)
 
 
 def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
     """Create every table and index that does not exist yet (idempotent; DDL only on a new database)."""
     db = unwrap(db)
     existing = set(db.get_tables())
-    # The redelivery sweep's state lives in its own module, which imports BaseModel from here.
-    from function.store.sweep_state import SweepState
-
-    models: tuple[type[BaseModel], ...] = (*MODELS, SweepState)
-    for model in models:
+    for model in MODELS:
         if model._meta.table_name not in existing:
             peewee.SchemaManager(model, db).create_all(safe=True)
 
@@ -199,12 +208,9 @@ def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:
     There is no migration tool yet: a database made by an older version is reported, not altered, so
     that nobody's data is changed behind their back."""
     db = unwrap(db)
-    from function.store.sweep_state import SweepState
-
     existing = set(db.get_tables())
     differences = []
-    models: tuple[type[BaseModel], ...] = (*MODELS, SweepState)
-    for model in models:
+    for model in MODELS:
         table = model._meta.table_name
         if table not in existing:
             continue

@@ -8,21 +8,12 @@ from __future__ import annotations
 
 import peewee
 
-from function.store.db import unwrap, upsert_many
-from function.store.models import BaseModel, TextKeyField, UtcDateTimeField, to_naive_utc
-from function.worker.redelivery import Watermark
+from function.store.backends import unwrap
+from function.store.batching import upsert_many
+from function.store.models import SweepState, to_naive_utc
+from function.store.records import Watermark
 
 GITHUB_APP_SWEEP = "github-app-hook"
-
-
-class SweepState(BaseModel):
-    name = TextKeyField(max_length=64, primary_key=True)
-    last_delivery_id = peewee.BigIntegerField()
-    last_delivered_at = UtcDateTimeField()
-    last_run_at = UtcDateTimeField()
-
-    class Meta:
-        table_name = "sweep_state"
 
 
 class SweepStateStore:

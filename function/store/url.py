@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from function.errors import ConfigError
-from shared.names import ENV_DATABASE_URL
+from function.errors import DatabaseUrlError
 
 CONNECT_TIMEOUT_S = 5
 READ_TIMEOUT_S = 30
@@ -25,13 +24,6 @@ _MYSQL_BOOL_ARGS = {"ssl_verify_cert", "ssl_verify_identity", "ssl_disabled"}
 _MYSQL_FILE_ARGS = {"ssl_ca", "ssl_cert", "ssl_key"}
 _MYSQL_STR_ARGS = _MYSQL_FILE_ARGS | {"ssl_key_password", "charset", "init_command"}
 _MYSQL_INT_ARGS = {"connect_timeout", "read_timeout", "write_timeout"}
-
-
-class DatabaseUrlError(ConfigError, ValueError):
-    """DATABASE_URL cannot be used; the message says why without quoting it."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"{ENV_DATABASE_URL}: {reason}")
 
 
 @dataclass(frozen=True)

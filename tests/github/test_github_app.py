@@ -9,9 +9,9 @@ from collections.abc import Callable
 import jwt
 import pytest
 
-from function.github.app_auth import GitHubAppAuth, GitHubAuthError, InstallationNotFound
+from function.errors import GitHubAuthError, InstallationNotFound, SourcePermanentError, SourceUnavailable
+from function.github.app_auth import GitHubAppAuth
 from function.github.http import HttpClient
-from function.sources.port import SourcePermanentError, SourceUnavailable
 from tests.support.github_fixtures import (
     APP_ID,
     INSTALLATION_ID,

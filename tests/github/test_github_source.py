@@ -8,16 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
+from function.errors import SourcePermanentError, SourceUnavailable
 from function.sources.gitsha import git_blob_sha
-from function.sources.port import (
-    FetchedFile,
-    FetchFailure,
-    RepoFile,
-    RepoRef,
-    Snapshot,
-    SourcePermanentError,
-    SourceUnavailable,
-)
+from function.sources.port import FetchedFile, FetchFailure, RepoFile, RepoRef, Snapshot
 from tests.support.github_fixtures import REPO, GitHubClientParts
 from tests.support.github_standin import GitHubStandIn
 

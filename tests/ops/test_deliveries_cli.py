@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from function.store.db import connection, open_database
+from function.store.backends import open_database
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
 from tests.ops.helpers import run_cli

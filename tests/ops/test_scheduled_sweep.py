@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from function import handler as handler_module
-from function.aws.dispatch import PassThroughFailed, dispatch
-from function.store.db import connection
+from function.aws.dispatch import dispatch
+from function.errors import PassThroughFailed
+from function.store.connection import connection
 from function.store.sweep_state import SweepStateStore
 from function.worker.redelivery import is_scheduled_event
 from shared.names import SCHEDULED_REDELIVERY_KIND

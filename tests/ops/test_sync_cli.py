@@ -1,4 +1,4 @@
-"""``blog-api sync --user N``: a full scan now, from the command line (CONTRACT section 1)."""
+"""``blog-api sync --user N``: a full scan now, from the command line."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from function.store.db import connection, open_database
+from function.store.backends import open_database
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from tests.ops.helpers import run_cli
 from tests.support.blog_fixtures import article

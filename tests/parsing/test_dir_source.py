@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from function.errors import SourceUnavailable
 from function.sources.folder import DirectorySource
-from function.sources.port import FetchedFile, FetchFailure, RepoFile, RepoRef, Snapshot, SourceUnavailable
+from function.sources.port import FetchedFile, FetchFailure, RepoFile, RepoRef, Snapshot
 
 REPO = RepoRef("owner/blog", None, 1)
 

@@ -1,11 +1,11 @@
-"""CONTRACT section 7: what each front matter field means, and the message for each bad input."""
+"""What each front matter field means, and the message for each bad input."""
 
 from __future__ import annotations
 
 import pytest
 
 from function.articles.parse import MAX_FILE_BYTES, parse_article
-from function.articles.parsed import ArticleParseError
+from function.errors import ArticleParseError
 
 from .helpers import SHA, article_bytes, parse
 

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from function.articles.parse import content_hash, parse_article
-from function.articles.parsed import ArticleParseError, ParsedArticle
+from function.articles.parsed import ParsedArticle
+from function.errors import ArticleParseError
 
 from .helpers import SHA
 

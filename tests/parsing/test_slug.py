@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from function.articles.parse import is_article_path, parse_article, slug_for_path
-from function.articles.parsed import ArticleParseError
+from function.errors import ArticleParseError
 
 from .helpers import article_bytes
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from function.sources.gitsha import git_blob_sha
-from function.store.facade import DeliveryRecord, StoredArticle
+from function.store.records import DeliveryRecord, StoredArticle
 from tests.support.blog_fixtures import USER, Blog
 from tests.support.github_fixtures import REPO
 from tests.support.github_standin import GitHubStandIn, StandInRequest, StandInResponse

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from function.aws.dispatch import dispatch
-from function.store.db import count_statements
 from tests.reliability.helpers import delivery, gate_blob, served, stored, synced_head, table_rows
 from tests.support.blog_fixtures import Blog, article
 from tests.support.deliveries import github_headers, push_payload
 from tests.support.github_fixtures import INSTALLATION_ID, REPO
+from tests.support.statements import count_statements
 
 OLD = article("Old title", body="Old body.")
 NEW = article("New title", body="New body.")

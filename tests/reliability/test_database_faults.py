@@ -17,10 +17,12 @@ import pytest
 from flask import Flask
 
 from function.app import create_app
-from function.aws.dispatch import PassThroughFailed, dispatch
+from function.aws.dispatch import dispatch
+from function.errors import PassThroughFailed
 from function.services import Services
 from function.settings import Settings
-from function.store.db import connection, open_database
+from function.store.backends import open_database
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
 from function.worker.sync import Worker

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from function.articles.parse import parse_article
-from function.articles.parsed import ArticleParseError
+from function.errors import ArticleParseError
 from tests.reliability.helpers import delivery, served, stored
 from tests.support.blog_fixtures import Blog, article
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from function.aws.dispatch import PassThroughFailed
+from function.errors import PassThroughFailed
 from tests.reliability.helpers import (
     TREES,
     blob_path,

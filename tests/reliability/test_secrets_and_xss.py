@@ -14,8 +14,8 @@ import pytest
 from flask import Flask
 
 from function.app import create_app
-from function.aws.dispatch import PassThroughFailed, dispatch
-from function.errors import ConfigError
+from function.aws.dispatch import dispatch
+from function.errors import ConfigError, PassThroughFailed
 from function.services import Services
 from function.settings import Settings
 from tests.reliability.helpers import TREES, blob_path, served

@@ -7,19 +7,13 @@ from pathlib import Path
 import peewee
 import pytest
 
-from function.store.db import bind as bind_proxy
-from function.store.db import (
-    connection,
-    count_statements,
-    database_proxy,
-    is_mysql,
-    open_database,
-    unwrap,
-    upsert_many,
-)
+from function.store.backends import is_mysql, open_database
+from function.store.batching import upsert_many
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import Tag, User, create_tables
 from tests.store.builders import T0, article
+from tests.support.statements import count_statements
 
 
 def test_sqlite_url_creates_the_folder_and_uses_wal(tmp_path: Path) -> None:
@@ -77,16 +71,20 @@ def test_bad_urls_are_refused_naming_the_setting_but_not_the_password(url: str) 
     assert "s3cret" not in str(refused.value)
 
 
-def test_bind_points_the_proxy_at_the_database(tmp_path: Path) -> None:
-    previous = database_proxy.obj
-    try:
-        db = bind_proxy(f"sqlite:///{tmp_path}/blog.db")
-        assert unwrap(database_proxy) is db
-        with connection(database_proxy):
-            create_tables(database_proxy)
-            assert User.select().count() == 0  # models reach the database through the proxy
-    finally:
-        database_proxy.initialize(previous)
+def test_models_have_no_database_of_their_own_so_two_databases_never_mix(tmp_path: Path) -> None:
+    # GIVEN two databases with the same tables, a user in the first one only
+    first = open_database(f"sqlite:///{tmp_path}/first.db")
+    second = open_database(f"sqlite:///{tmp_path}/second.db")
+    with connection(first), connection(second):
+        create_tables(first)
+        create_tables(second)
+        User.insert(name="alice", email="a@example.com").bind(first).execute()
+        # THEN each query sees only the database it is bound to
+        assert User.select().bind(first).count() == 1
+        assert User.select().bind(second).count() == 0
+        # AND a query bound to nothing fails instead of reaching some global database
+        with pytest.raises(peewee.InterfaceError):
+            User.select().count()
 
 
 def test_connection_closes_after_the_block_and_reuses_an_open_one(db_url: str) -> None:
@@ -146,8 +144,3 @@ def test_four_byte_characters_round_trip(store: PeeweeStore) -> None:
     view = store.published_article("alice", "sushi")
     assert view is not None
     assert (view.title, view.content, view.tags) == ("寿司 🍣", "𠮷野家 🍣", ("食/🍣",))
-
-
-def test_unbound_proxy_says_so() -> None:
-    with pytest.raises(peewee.InterfaceError, match="bind"):
-        unwrap(peewee.DatabaseProxy())

@@ -12,9 +12,12 @@ from typing import Any
 import peewee
 import pytest
 
-from function.store.db import DatabaseUnavailable, connection, is_mysql, open_database
-from function.store.facade import PeeweeStore, StoredArticle
+from function.errors import DatabaseUnavailable
+from function.store.backends import is_mysql, open_database
+from function.store.connection import connection
+from function.store.facade import PeeweeStore
 from function.store.models import create_tables
+from function.store.records import StoredArticle
 from tests.store.builders import T0, article, at
 from tests.support.mariadb import server_from_url
 

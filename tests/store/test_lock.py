@@ -8,8 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from function.store.db import connection, count_statements, open_database
-from function.store.facade import LockTimeout, PeeweeStore, job_store
+from function.errors import LockTimeout
+from function.store.backends import open_database
+from function.store.connection import connection
+from function.store.facade import PeeweeStore, job_store
+from tests.support.statements import count_statements
 
 
 @pytest.fixture

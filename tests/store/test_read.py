@@ -6,9 +6,11 @@ import re
 
 import pytest
 
-from function.store.db import count_statements
-from function.store.facade import ArticleView, PeeweeStore, UserRecord
+from function.api.serialise import article_json
+from function.store.facade import PeeweeStore
+from function.store.records import ArticleView, UserRecord
 from tests.store.builders import T0, article, at
+from tests.support.statements import count_statements
 
 ARTICLE_KEYS = {
     "articleId",
@@ -135,7 +137,7 @@ def test_article_json_has_exactly_the_contract_keys(store: PeeweeStore, user: Us
     view = store.published_article("alice", "a")
     assert view is not None
 
-    data = view.to_json()
+    data = article_json(view)
 
     assert set(data) == ARTICLE_KEYS
     assert data["articleId"] == str(view.id)

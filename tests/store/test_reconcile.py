@@ -1,4 +1,4 @@
-"""The reconcile write (``apply``) and its index read, on SQLite and MariaDB: CONTRACT section 7."""
+"""The reconcile write (``apply``) and its index read, on SQLite and MariaDB."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from function.store.db import count_statements
-from function.store.facade import PeeweeStore, UserRecord, tags_hash
+from function.store.facade import PeeweeStore
+from function.store.reconcile import tags_hash
+from function.store.records import UserRecord
 from tests.store.builders import T0, article, at, moved
+from tests.support.statements import count_statements
 
 
 @pytest.fixture

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from function.store.db import DatabaseNotInitialised, connection, open_database
+from function.errors import DatabaseNotInitialised
+from function.store.backends import open_database
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables, schema_differences
 from tests.ops.helpers import run_cli

@@ -7,10 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from function.store.db import CHUNK_SIZE, StatementLog, connection, count_statements, open_database
+from function.store.backends import open_database
+from function.store.batching import CHUNK_SIZE
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
 from tests.store.builders import T0, article, at, moved
+from tests.support.statements import StatementLog, count_statements
 
 
 def apply_new(store: PeeweeStore, user_id: int, count: int) -> StatementLog:

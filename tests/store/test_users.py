@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from function.store.facade import PeeweeStore, UnknownUser, UserExists
+from function.errors import UnknownUser, UserExists
+from function.store.facade import PeeweeStore
 
 
 def test_added_user_can_be_found_by_name_and_installation(store: PeeweeStore) -> None:

@@ -22,7 +22,7 @@ from function.app import create_app
 from function.aws.dispatch import dispatch
 from function.services import Services
 from function.settings import Settings
-from function.store.db import open_database
+from function.store.backends import open_database
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
 from tests.support.deliveries import SECRET, github_headers, push_payload
@@ -75,7 +75,7 @@ class Blog:
 
     @contextlib.contextmanager
     def store(self) -> Iterator[PeeweeStore]:
-        from function.store.db import connection
+        from function.store.connection import connection
 
         with connection(self.db):
             yield PeeweeStore(self.db)
@@ -127,7 +127,7 @@ def make_blog(
     HTTP client options."""
     made: list[Any] = []
     db = open_database(db_url)
-    from function.store.db import connection
+    from function.store.connection import connection
 
     with connection(db):
         create_tables(db)

@@ -17,7 +17,8 @@ from typing import Any
 import pymysql
 import pytest
 
-from function.store.db import connection, open_database
+from function.store.backends import open_database
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
 from tests.support.mariadb import (

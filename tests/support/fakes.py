@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from function.aws.invoker import PayloadTooLarge
-from function.errors import Unavailable
+from function.errors import PayloadTooLarge, Unavailable
 
 
 class RecordingInvoker:

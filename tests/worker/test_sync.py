@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from function.aws.dispatch import PassThroughFailed
-from function.store.db import count_statements
+from function.errors import PassThroughFailed
 from tests.support.blog_fixtures import Blog, article
+from tests.support.statements import count_statements
 
 
 def seed(blog: Blog, n: int, *, publish: bool = True) -> dict[str, bytes]:

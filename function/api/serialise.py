@@ -1,0 +1,35 @@
+"""The JSON shape of what the read routes answer: camelCase keys, ISO 8601 UTC times ending in ``Z``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from function.store.records import ArticleView
+
+
+def iso_utc(value: datetime | None) -> str | None:
+    """``2026-12-02T19:49:31.123456Z`` for a naive-UTC (or aware) time; None stays None."""
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def article_json(view: ArticleView) -> dict[str, Any]:
+    """An ``Article``: the article as the front end reads it."""
+    return {
+        "articleId": str(view.id),
+        "title": view.title,
+        "slug": view.slug,
+        "content": view.content,
+        "contentHtml": view.content_html,
+        "description": view.description,
+        "type": view.type,
+        "thumbnail": view.thumbnail,
+        "tags": list(view.tags),
+        "publishedAt": iso_utc(view.published_at),
+        "createdAt": iso_utc(view.created_at),
+        "updatedAt": iso_utc(view.updated_at),
+    }

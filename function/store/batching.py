@@ -1,0 +1,199 @@
+"""Writing many rows in few round trips: upserts per backend, chunking, and the one-round-trip transaction."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import peewee
+import pymysql
+
+from function.store.backends import MySQLDatabase, StatementResult, is_mysql
+
+log = logging.getLogger(__name__)
+_peewee_log = logging.getLogger("peewee")
+
+
+# Article rows per INSERT: an article row carries its Markdown and HTML, so this keeps a statement far
+# below MySQL's max_allowed_packet (16-64 MB by default) for articles of normal size.
+CHUNK_SIZE = 500
+# Keys per IN (...) and small rows (tags, tag pairs) per INSERT: well under SQLite's limit of 32,766
+# bound parameters, and a few hundred KB per statement at most.
+KEY_CHUNK_SIZE = 5000
+
+# MySQL/TiDB: a transaction's statements travel together, several per round trip (multi-statements), up
+# to this many bytes per round trip. Through Lambda → proxy → Tailnet → TiDB a round trip is 30-40 ms,
+# more than the server spends on the statements of a sync; 4 MB stays far below max_allowed_packet.
+BATCH_MAX_BYTES = 4 * 1024 * 1024
+
+
+def write_transaction(db: peewee.Database) -> Any:
+    """A transaction for read-then-write work. On SQLite it starts with BEGIN IMMEDIATE, so the write
+    lock is taken up front and a concurrent writer waits (busy time-out) instead of failing the upgrade
+    from reader to writer; on MySQL the reads take row locks themselves (SELECT ... FOR UPDATE)."""
+    if is_mysql(db):
+        return db.atomic()
+    return db.atomic("IMMEDIATE")
+
+
+def upsert_many(
+    db: peewee.Database,
+    model: type[peewee.Model],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    conflict_target: Sequence[peewee.Field],
+    preserve: Sequence[peewee.Field] = (),
+    update: Mapping[peewee.Field, Any] | None = None,
+) -> int:
+    """Insert ``rows`` (dicts keyed by field name), updating the existing row on a unique-key conflict:
+    ``preserve`` columns take the inserted value, ``update`` sets expressions over the existing row.
+    One INSERT per ``CHUNK_SIZE`` rows; no statement at all for no rows. Returns the statement count.
+
+    The one place the backends differ for upserts: MySQL renders ``ON DUPLICATE KEY UPDATE`` and
+    refuses a conflict target (any unique key triggers it), SQLite needs ``ON CONFLICT (target)``.
+    """
+    queries = upsert_queries(
+        db, model, rows, conflict_target=conflict_target, preserve=preserve, update=update
+    )
+    for query in queries:
+        query.execute()
+    return len(queries)
+
+
+def upsert_queries(
+    db: peewee.Database,
+    model: type[peewee.Model],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    conflict_target: Sequence[peewee.Field],
+    preserve: Sequence[peewee.Field] = (),
+    update: Mapping[peewee.Field, Any] | None = None,
+) -> list[Any]:
+    """``upsert_many``'s INSERTs, bound to ``db`` and not yet run (for a ``StatementQueue``)."""
+    queries = []
+    for chunk in chunked(rows, CHUNK_SIZE):
+        query = model.insert_many(list(chunk))
+        if is_mysql(db):
+            query = query.on_conflict(preserve=list(preserve), update=dict(update or {}))
+        else:
+            query = query.on_conflict(
+                conflict_target=list(conflict_target), preserve=list(preserve), update=dict(update or {})
+            )
+        queries.append(query.bind(db))
+    return queries
+
+
+class StatementQueue:
+    """The statements of one transaction (``batched_transaction``), in order.
+
+    MySQL/TiDB: ``add`` only queues; the queue travels with the next ``read`` or with the COMMIT, so a
+    transaction of any number of statements costs one round trip (one per ``BATCH_MAX_BYTES``) plus one
+    per ``read``. SQLite (local, no latency to save): every statement runs at once.
+    """
+
+    def __init__(self, db: peewee.Database) -> None:
+        self._db = db
+        self._mysql = db if isinstance(db, MySQLDatabase) else None
+        self._pending: list[tuple[int | None, str]] = []  # (result slot or None, SQL)
+        self._results: list[StatementResult | None] = []
+        self.sent = False  # something reached the server: a failure must roll back
+
+    def add(self, query: Any) -> int:
+        """Queue a statement; its result (``rowcount``) is known once the transaction ends."""
+        slot = len(self._results)
+        self._results.append(None)
+        sql, params = query.sql()
+        if self._mysql is not None:
+            self._pending.append((slot, self._db.cursor().mogrify(sql, params or None)))
+        else:
+            self.sent = True
+            cursor = self._db.execute_sql(sql, params)
+            self._results[slot] = StatementResult(cursor.rowcount, [])
+        return slot
+
+    def read(self, query: Any) -> list[tuple[Any, ...]]:
+        """Run a SELECT now (with whatever is queued before it) and return its rows."""
+        if self._mysql is None:
+            self.sent = True
+            return list(query.tuples())
+        slot = self.add(query)
+        self.flush()
+        result = self._results[slot]
+        assert result is not None  # flush fills every slot it sent
+        return result.rows
+
+    def rowcount(self, slot: int) -> int:
+        result = self._results[slot]
+        if result is None:
+            raise RuntimeError("the statement has not run yet: read results after the transaction")
+        return result.rowcount
+
+    def queue_sql(self, sql: str) -> None:
+        """Queue a statement with no parameters and no result to keep (BEGIN, COMMIT)."""
+        self._pending.append((None, sql))
+
+    def flush(self) -> None:
+        """Send what is queued, ``BATCH_MAX_BYTES`` at most per round trip."""
+        if self._mysql is None:
+            return
+        for group in _packed(self._pending):
+            self.sent = True
+            results = self._mysql.execute_batch([sql for _, sql in group])
+            for (slot, _), result in zip(group, results, strict=True):
+                if slot is not None:
+                    self._results[slot] = result
+        self._pending = []
+
+
+def _packed(pending: Sequence[tuple[int | None, str]]) -> Iterator[list[tuple[int | None, str]]]:
+    group: list[tuple[int | None, str]] = []
+    size = 0
+    for item in pending:
+        length = len(item[1].encode())
+        if group and size + length > BATCH_MAX_BYTES:
+            yield group
+            group, size = [], 0
+        group.append(item)
+        size += length
+    if group:
+        yield group
+
+
+@contextlib.contextmanager
+def batched_transaction(db: peewee.Database) -> Iterator[StatementQueue]:
+    """One all-or-nothing transaction whose statements are queued on a ``StatementQueue``.
+
+    MySQL/TiDB: BEGIN, the statements and COMMIT are sent together when the block ends (earlier only for
+    a ``read``); if any of them fails, or the block raises after something was sent, a ROLLBACK follows
+    (a dropped connection rolls back on the server by itself). SQLite: ``write_transaction``.
+    """
+    if not isinstance(db, MySQLDatabase):
+        with write_transaction(db):
+            yield StatementQueue(db)
+        return
+    queue = StatementQueue(db)
+    queue.queue_sql("BEGIN")
+    try:
+        yield queue
+        queue.queue_sql("COMMIT")
+        queue.flush()
+    except BaseException:
+        if queue.sent:
+            _rollback_quietly(db)
+        raise
+
+
+def _rollback_quietly(db: peewee.Database) -> None:
+    try:
+        db.execute_sql("ROLLBACK")
+    except (peewee.PeeweeException, pymysql.err.Error, OSError) as exc:
+        # The connection is gone: the server rolled the transaction back when it lost it.
+        log.debug("ROLLBACK after a failed transaction failed", extra={"error": str(exc)})
+
+
+def chunked(items: Sequence[Any], size: int = CHUNK_SIZE) -> Iterator[Sequence[Any]]:
+    """Consecutive slices of at most ``size`` items."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

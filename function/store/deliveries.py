@@ -1,0 +1,124 @@
+"""Deliveries: one record per GitHub delivery the worker saw, for idempotency and operators."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from function.store.base import StoreBase
+from function.store.base import translated as _translated
+from function.store.batching import upsert_many
+from function.store.models import (
+    ERROR_MAX_CHARS,
+    OUTCOMES,
+    Delivery,
+    to_naive_utc,
+)
+from function.store.records import (
+    DeliveryRecord,
+)
+
+log = logging.getLogger(__name__)
+
+
+_DELIVERY_COLUMNS = (
+    Delivery.delivery_id,
+    Delivery.event,
+    Delivery.installation_id,
+    Delivery.repository,
+    Delivery.received_at,
+    Delivery.started_at,
+    Delivery.finished_at,
+    Delivery.head_sha,
+    Delivery.processed,
+    Delivery.succeeded,
+    Delivery.failed,
+    Delivery.archived,
+    Delivery.outcome,
+    Delivery.error,
+    Delivery.attempts,
+)
+
+
+class DeliveryQueries(StoreBase):
+    @_translated
+    def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
+        """The delivery's record, or None when it was never started."""
+        row = self._first(Delivery.select(*_DELIVERY_COLUMNS).where(Delivery.delivery_id == delivery_id))
+        return DeliveryRecord(*row) if row else None
+
+    @_translated
+    def start_delivery(
+        self,
+        delivery_id: str,
+        event: str,
+        installation_id: int | None,
+        repository: str | None,
+        received_at: datetime,
+        now: datetime,
+    ) -> None:
+        """Record that processing starts: a new row (attempts 1), or on a redelivery attempts + 1,
+        started_at = now, outcome "processing" and the previous finish cleared. One statement."""
+        now = to_naive_utc(now)
+        row = {
+            "delivery_id": delivery_id,
+            "event": event,
+            "installation_id": installation_id,
+            "repository": repository,
+            "received_at": to_naive_utc(received_at),
+            "started_at": now,
+            "outcome": "processing",
+            "attempts": 1,
+        }
+        upsert_many(
+            self._db,
+            Delivery,
+            [row],
+            conflict_target=[Delivery.delivery_id],
+            update={
+                Delivery.attempts: Delivery.attempts + 1,
+                Delivery.started_at: now,
+                Delivery.outcome: "processing",
+                Delivery.finished_at: None,
+                Delivery.error: None,
+            },
+        )
+
+    @_translated
+    def finish_delivery(
+        self,
+        delivery_id: str,
+        *,
+        head_sha: str | None,
+        processed: int,
+        succeeded: int,
+        failed: int,
+        archived: int,
+        outcome: str,
+        error: str | None,
+        now: datetime,
+    ) -> None:
+        """Record how processing ended (one UPDATE). ``error`` is cut to ERROR_MAX_CHARS. A delivery
+        that was never started is left alone. Raises ValueError for an unknown outcome."""
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}")
+        Delivery.update(
+            head_sha=head_sha,
+            processed=processed,
+            succeeded=succeeded,
+            failed=failed,
+            archived=archived,
+            outcome=outcome,
+            error=error[:ERROR_MAX_CHARS] if error else error,
+            finished_at=to_naive_utc(now),
+        ).where(Delivery.delivery_id == delivery_id).bind(self._db).execute()
+
+    @_translated
+    def recent_deliveries(self, limit: int) -> list[DeliveryRecord]:
+        """The ``limit`` most recently received deliveries, newest first."""
+        query = (
+            Delivery.select(*_DELIVERY_COLUMNS)
+            .order_by(Delivery.received_at.desc(), Delivery.delivery_id.desc())
+            .limit(max(limit, 0))
+        )
+        return [DeliveryRecord(*row) for row in self._rows(query)]

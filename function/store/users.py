@@ -1,0 +1,91 @@
+"""Users: who the blog serves, their App installation and their repository."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import peewee
+
+from function.errors import UnknownUser, UserExists
+from function.store.base import StoreBase
+from function.store.base import translated as _translated
+from function.store.models import (
+    User,
+)
+from function.store.records import (
+    UserRecord,
+)
+
+log = logging.getLogger(__name__)
+
+
+_USER_COLUMNS = (
+    User.id,
+    User.name,
+    User.email,
+    User.github_installation_id,
+    User.repository,
+)
+
+
+class UserQueries(StoreBase):
+    @_translated
+    def add_user(
+        self, name: str, email: str, installation_id: int | None, repository: str | None = None
+    ) -> UserRecord:
+        """Register a user. Raises UserExists when the name or the installation id is taken."""
+        try:
+            user_id = (
+                User.insert(
+                    name=name,
+                    email=email,
+                    github_installation_id=installation_id,
+                    repository=repository,
+                )
+                .bind(self._db)
+                .execute()
+            )
+        except peewee.IntegrityError as exc:
+            raise UserExists(f"a user named {name!r} or with installation {installation_id} exists") from exc
+        return UserRecord(int(user_id), name, email, installation_id, repository)
+
+    @_translated
+    def get_user(self, name: str) -> UserRecord | None:
+        """The user called ``name`` (byte-exact), or None."""
+        return self._one_user(User.name == name)
+
+    @_translated
+    def find_user_by_installation(self, installation_id: int) -> UserRecord | None:
+        """The user registered for a GitHub App installation, or None."""
+        return self._one_user(User.github_installation_id == installation_id)
+
+    @_translated
+    def list_users(self) -> list[UserRecord]:
+        """Every user, by name."""
+        rows = self._rows(User.select(*_USER_COLUMNS).order_by(User.name))
+        return [UserRecord(*row) for row in rows]
+
+    @_translated
+    def set_installation(self, name: str, installation_id: int | None) -> UserRecord:
+        """Point the user at another App installation (or none). Raises UnknownUser, or UserExists when
+        another user has that installation."""
+        try:
+            User.update(github_installation_id=installation_id).where(User.name == name).bind(
+                self._db
+            ).execute()
+        except peewee.IntegrityError as exc:
+            raise UserExists(f"installation {installation_id} belongs to another user") from exc
+        user = self._one_user(User.name == name)
+        if user is None:
+            raise UnknownUser(f"no user named {name!r}")
+        return user
+
+    @_translated
+    def set_repository(self, user_id: int, repository: str) -> None:
+        """Remember the user's article repository ("owner/name")."""
+        User.update(repository=repository).where(User.id == user_id).bind(self._db).execute()
+
+    def _one_user(self, condition: Any) -> UserRecord | None:
+        row = self._first(User.select(*_USER_COLUMNS).where(condition))
+        return UserRecord(*row) if row else None
