@@ -316,9 +316,10 @@ class Function(pulumi.ComponentResource):
 
         # Retries and the dead-letter queue for asynchronous events: Lambda applies the configuration of
         # the qualifier invoked, so the alias gets the same one as the unqualified function.
-        for suffix, qualifier, depends in (("async", None, []), ("async-live", self.qualifier, [alias])):
-            if suffix == "async-live" and qualifier is None:
-                continue
+        targets: list[tuple[str, str | None, list[pulumi.Resource]]] = [("async", None, [])]
+        if alias is not None:
+            targets.append(("async-live", self.qualifier, [alias]))
+        for suffix, qualifier, depends_on in targets:
             aws.lambda_.FunctionEventInvokeConfig(
                 f"{name}-{suffix}",
                 function_name=self.function.name,
@@ -330,7 +331,7 @@ class Function(pulumi.ComponentResource):
                         destination=dlq.arn
                     )
                 ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[d for d in depends if d is not None]),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
             )
 
         self.name = self.function.name
