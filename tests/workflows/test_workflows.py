@@ -274,6 +274,14 @@ def test_nothing_in_deploy_builds_and_every_deploy_uses_the_commits_verified_zip
         assert uses_path, name
 
 
+def test_deploy_jobs_check_locate_explicitly_so_a_skipped_ci_does_not_skip_them() -> None:
+    # GitHub skips a job when any job it depends on, even indirectly, was skipped, unless its condition
+    # says otherwise; tags and manual runs skip `ci`.
+    jobs = _jobs("deploy.yaml")
+    for name in ("dev", "prod", "prod-preview", "review", "preview"):
+        assert jobs[name]["if"].startswith("!cancelled() && needs.locate.result == 'success'"), name
+
+
 def test_every_pulumi_up_records_the_digest_it_deployed() -> None:
     runs = [
         " ".join(str(step["run"]).replace("\\\n", " ").split())
@@ -289,7 +297,8 @@ def test_a_release_previews_the_zip_that_ran_on_dev_before_approval() -> None:
     jobs = _jobs("deploy.yaml")
     preview, prod = jobs["prod-preview"], jobs["prod"]
 
-    assert preview["if"] == prod["if"]
+    assert preview["if"] == prod["if"].replace(" && needs.prod-preview.result == 'success'", "")
+    assert "refs/tags/v" in prod["if"] and "needs.prod-preview.result == 'success'" in prod["if"]
     assert prod["needs"] == ["locate", "prod-preview"]
     assert prod["environment"] == "prod" and preview["environment"] == "prod-preview"
     text = _run_text(preview)
