@@ -60,6 +60,7 @@ package: install
 # Refresh uv.lock after a pyproject.toml change (pins kept where still allowed); UPGRADE=1 moves every
 # pin to the newest allowed version. UV_OFFLINE=1 resolves from uv's cache alone.
 lock:
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m uv --version >/dev/null 2>&1 || $(BIN)/python -m pip install -q uv
 	$(BIN)/python -m uv lock $(if $(UPGRADE),--upgrade)
 
