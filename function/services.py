@@ -32,6 +32,7 @@ class Services:
         database: Any = None,
         clock: Callable[[], Any] | None = None,
         metrics: MetricsSink | None = None,
+        installation_lookup: Callable[[int], Any] | None = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
@@ -40,6 +41,8 @@ class Services:
         self._clock = clock
         self._metrics = metrics
         self._lock = threading.Lock()
+        self._installation_lookup = installation_lookup
+        self._lookup_built = installation_lookup is not None
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
@@ -82,6 +85,15 @@ class Services:
                 self._source = build_source(self.settings)
             return self._source
 
+    def installation_lookup(self) -> Callable[[int], Any] | None:
+        """``GET /app/installations/{id}`` with the App's JWT (``function.github.installations``), or
+        None when no GitHub App is configured (then installation events cannot be verified)."""
+        with self._lock:
+            if not self._lookup_built:
+                self._lookup_built = True
+                self._installation_lookup = build_installation_lookup(self.settings)
+            return self._installation_lookup
+
     def worker(self, store: Any) -> Any:
         from function.worker.sync import Worker, utc_now
 
@@ -112,3 +124,16 @@ def build_source(settings: Settings) -> ArticleSource:
     http = HttpClient(https_proxy=settings.https_proxy, no_proxy=settings.no_proxy)
     auth = GitHubAppAuth(settings.github_app_id, settings.github_private_key, settings.github_api_url, http)
     return GitHubSource(auth, http, settings.github_api_url, articles_dir=settings.articles_dir)
+
+
+def build_installation_lookup(settings: Settings) -> Callable[[int], Any] | None:
+    """Asks GitHub for an installation's current state; None without App credentials."""
+    if not settings.github_app_id or not settings.github_private_key:
+        return None
+    from function.github.app_auth import GitHubAppAuth
+    from function.github.http import HttpClient
+    from function.github.installations import InstallationLookup
+
+    http = HttpClient(https_proxy=settings.https_proxy, no_proxy=settings.no_proxy)
+    auth = GitHubAppAuth(settings.github_app_id, settings.github_private_key, settings.github_api_url, http)
+    return InstallationLookup(auth, http)

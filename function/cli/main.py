@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -108,14 +109,21 @@ def users() -> None:
 
 def _user_line(user: Any) -> str:
     inst = user.installation_id if user.installation_id is not None else "-"
-    return f"{user.name}\t{user.email}\tinstallation={inst}\trepository={user.repository or '-'}"
+    repo = user.repository or "-"
+    if user.repository and user.repository_id is None:
+        repo += " (id pinned by its first push)"
+    return f"{user.name}\t{user.email}\tinstallation={inst}\trepository={repo}"
 
 
 @users.command("add")
 @click.option("--name", required=True)
 @click.option("--email", required=True)
 @click.option("--installation-id", type=int, default=None)
-@click.option("--repository", default=None, help="owner/name of the article repository (learned from pushes)")
+@click.option(
+    "--repository",
+    default=None,
+    help="owner/name of the one repository the blog follows (default: the first one that pushes)",
+)
 @click.option("--if-missing", is_flag=True, help="succeed quietly when the user already exists")
 @pass_context
 def users_add(
@@ -137,6 +145,11 @@ def _check_new_user(name: str, email: str, installation_id: int | None, reposito
     if problem is not None:
         field, rule = problem
         raise BlogApiError(f"--{field.replace('_', '-')} {rule}")
+
+
+def _check_repository(repository: str | None) -> None:
+    if repository is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+        raise BlogApiError("--repository must look like owner/name")
 
 
 @users.command("list")
@@ -168,11 +181,26 @@ def users_set_installation(ctx: Context, name: str, installation_id: int) -> Non
     click.echo(f"updated: {_user_line(user)}")
 
 
+@users.command("set-repository")
+@click.option("--name", required=True)
+@click.option("--repository", required=True, help="owner/name of the repository the blog follows from now on")
+@pass_context
+def users_set_repository(ctx: Context, name: str, repository: str) -> None:
+    """Follow another repository. Pushes from any other one are skipped; the next push from this one
+    pins its GitHub id. Articles already stored stay until a push or `sync` reconciles them."""
+    _check_repository(repository)
+    with ctx.store() as store:
+        user = store.set_repository(name, repository)
+    click.echo(f"updated: {_user_line(user)}")
+
+
 @cli.command("sync")
 @click.option("--user", "user_name", required=True)
 @click.option("--branch", default=None, help="branch to read (default: ARTICLE_BRANCH or the default branch)")
 @click.option(
-    "--repository", default=None, help="owner/name to read (default: the one learned from the user's pushes)"
+    "--repository",
+    default=None,
+    help="owner/name, for a user who follows no repository yet (it is pinned); default: the followed one",
 )
 @pass_context
 def sync(ctx: Context, user_name: str, branch: str | None, repository: str | None) -> None:
@@ -190,7 +218,7 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
         )
     if services.settings.source_dir is None and not repository and not user.repository:
         raise ConfigError(
-            f"user {user_name!r} has no repository yet (it is learned from their first push): "
+            f"user {user_name!r} follows no repository yet (their first push pins one): "
             "pass --repository owner/name"
         )
     services.settings.check_source()

@@ -29,6 +29,40 @@ KEY_CHUNK_SIZE = 5000
 BATCH_MAX_BYTES = 4 * 1024 * 1024
 
 
+# One sync's writes are split into transactions of at most this many articles and (roughly) bytes of
+# article text: TiDB refuses a transaction over 100 MiB (txn-total-size-limit) and holds several times the
+# raw bytes in memory while it commits, so 8 MiB of text keeps far below it; a first sync of 20,000
+# articles (about 115 MB) is then about 15 transactions, each committed and kept whatever comes after.
+TRANSACTION_MAX_ARTICLES = 1000
+TRANSACTION_MAX_BYTES = 8 * 1024 * 1024
+
+
+def article_bytes(article: Any) -> int:
+    """About what an article row costs a transaction: its text columns in UTF-8, plus the short ones."""
+    text = (article.content, article.content_html, article.title, article.description or "", article.path)
+    return sum(len(value.encode()) for value in text) + 512 + 64 * len(article.tags)
+
+
+def transaction_batches(
+    articles: Sequence[Any],
+    max_articles: int = TRANSACTION_MAX_ARTICLES,
+    max_bytes: int = TRANSACTION_MAX_BYTES,
+) -> Iterator[list[Any]]:
+    """Consecutive groups of ``articles`` with at most ``max_articles`` and ``max_bytes`` (by
+    ``article_bytes``) each; an article bigger than ``max_bytes`` alone is a group of its own."""
+    group: list[Any] = []
+    size = 0
+    for article in articles:
+        cost = article_bytes(article)
+        if group and (len(group) >= max_articles or size + cost > max_bytes):
+            yield group
+            group, size = [], 0
+        group.append(article)
+        size += cost
+    if group:
+        yield group
+
+
 def write_transaction(db: peewee.Database) -> Any:
     """A transaction for read-then-write work. On SQLite it starts with BEGIN IMMEDIATE, so the write
     lock is taken up front and a concurrent writer waits (busy time-out) instead of failing the upgrade

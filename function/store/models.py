@@ -98,7 +98,10 @@ class User(BaseModel):
     name = TextKeyField(max_length=100, unique=True)
     email = StringField(max_length=255)
     github_installation_id = peewee.BigIntegerField(null=True, unique=True)
-    repository = StringField(max_length=255, null=True)  # "owner/name"
+    repository = StringField(max_length=255, null=True)  # "owner/name": the one repository followed
+    # GitHub's id of that repository, learned from its first push: a renamed or re-created repository
+    # with the same name is another repository, and only the id says so.
+    repository_id = peewee.BigIntegerField(null=True)
     created_at = UtcDateTimeField(default=utc_now)
 
     class Meta:
@@ -195,39 +198,46 @@ class SweepState(BaseModel):
 MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, Delivery, SweepState)
 
 
+# Nullable columns added after the first release: ``create_tables`` adds them to an existing table
+# (ALTER TABLE ... ADD COLUMN, no data touched), so an older database needs no migration for them.
+ADDED_COLUMNS: tuple[peewee.Field, ...] = (User.repository_id, Delivery.written, Delivery.unchanged)
+
+
 def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
-    """Create every table and index that does not exist yet, and add to an existing table the nullable
-    columns a newer version introduced (idempotent; no DDL at all on a database that is up to date)."""
+    """Create every table and index that does not exist yet, and add the ``ADDED_COLUMNS`` an existing
+    table lacks (idempotent; no DDL on an up-to-date database)."""
     db = unwrap(db)
     existing = set(db.get_tables())
     for model in MODELS:
         if model._meta.table_name not in existing:
             peewee.SchemaManager(model, db).create_all(safe=True)
-        elif model in ADDED_COLUMNS:
-            _add_columns(db, model, ADDED_COLUMNS[model])
+    present: dict[str, set[str]] = {}  # one look per table, however many columns it gained
+    for column in ADDED_COLUMNS:
+        table = column.model._meta.table_name
+        if table not in existing:
+            continue
+        if table not in present:
+            present[table] = _column_names(db, column.model)
+        if column.column_name not in present[table]:
+            _add_column(db, column)
 
 
-# Nullable columns added to a table after its first version: `init-db` adds them to an existing table.
-# Nothing existing changes, and a version that does not know them still writes rows (NULL there).
-ADDED_COLUMNS: dict[type[BaseModel], tuple[str, ...]] = {Delivery: ("written", "unchanged")}
-
-
-def _add_columns(db: peewee.Database, model: type[BaseModel], names: tuple[str, ...]) -> None:
-    table = model._meta.table_name
-    # The result's description names the columns, in one round trip on both backends (MySQL's
-    # get_columns takes two).
-    query = peewee.Table(table).select(peewee.SQL("*")).where(peewee.SQL("1 = 0"))
-    cursor = db.execute(query)
-    present = {column[0] for column in cursor.description}
+def _column_names(db: peewee.Database, model: type[BaseModel]) -> set[str]:
+    """The table's columns, from an empty ``SELECT *``: one statement (``get_columns`` takes two on MySQL)."""
+    cursor = db.execute(model.select(peewee.SQL("*")).limit(0))
+    names = {str(description[0]) for description in cursor.description or ()}
     cursor.fetchall()
-    fields = [model._meta.fields[name] for name in names]
-    missing = [field for field in fields if field.column_name not in present]
-    if not missing:
-        return
-    from playhouse.migrate import SchemaMigrator, migrate
+    return names
 
-    migrator = SchemaMigrator.from_database(db)
-    migrate(*(migrator.add_column(table, field.column_name, field) for field in missing))
+
+def _add_column(db: peewee.Database, column: peewee.Field) -> None:
+    """``ALTER TABLE t ADD COLUMN <the field's own DDL>`` (what playhouse.migrate renders too)."""
+    if not column.null:
+        raise ValueError("only a nullable column can be added to rows that exist")
+    ctx = peewee.SchemaManager(column.model, db)._create_context()  # type: ignore[attr-defined]
+    ctx.literal("ALTER TABLE ").sql(peewee.Entity(column.model._meta.table_name))
+    ctx.literal(" ADD COLUMN ").sql(column.ddl(ctx))
+    db.execute(ctx)
 
 
 def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:

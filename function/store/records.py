@@ -12,7 +12,8 @@ class UserRecord:
     name: str
     email: str
     installation_id: int | None
-    repository: str | None  # "owner/name"
+    repository: str | None  # "owner/name": the one repository the blog follows
+    repository_id: int | None = None  # GitHub's id of it, once a push from it was seen
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ _USER_COLUMNS = (
     User.email,
     User.github_installation_id,
     User.repository,
+    User.repository_id,
 )
 
 
@@ -82,9 +83,31 @@ class UserQueries(StoreBase):
         return user
 
     @_translated
-    def set_repository(self, user_id: int, repository: str) -> None:
-        """Remember the user's article repository ("owner/name")."""
-        User.update(repository=repository).where(User.id == user_id).bind(self._db).execute()
+    def set_repository(self, name: str, repository: str | None) -> UserRecord:
+        """Follow another repository ("owner/name", or none: the next push pins one). Its GitHub id is
+        forgotten: the next push from a repository of that name pins it. Raises UnknownUser."""
+        User.update(repository=repository, repository_id=None).where(User.name == name).bind(
+            self._db
+        ).execute()
+        user = self._one_user(User.name == name)
+        if user is None:
+            raise UnknownUser(f"no user named {name!r}")
+        return user
+
+    @_translated
+    def pin_repository(self, user_id: int, repository: str, repository_id: int | None) -> None:
+        """Record the repository a push came from as the user's, once: only a user who follows no
+        repository yet gets the name, and only a user whose repository id is unknown gets the id (a
+        delivery never replaces what is stored; ``set_repository`` does, from the command line)."""
+        User.update(repository=repository).where(User.id == user_id, User.repository.is_null()).bind(
+            self._db
+        ).execute()
+        if repository_id is not None:
+            # The caller holds the user's lock and has checked that the names agree (GitHub compares
+            # them case-insensitively, SQLite would not).
+            User.update(repository_id=repository_id).where(
+                User.id == user_id, User.repository_id.is_null()
+            ).bind(self._db).execute()
 
     def _one_user(self, condition: Any) -> UserRecord | None:
         row = self._first(User.select(*_USER_COLUMNS).where(condition))

@@ -49,6 +49,8 @@ class PushRef:
     branch: str  # the branch pushed to (already checked against the tracked one)
     installation_id: int
     after: str | None = None  # head SHA in the delivery; the worker re-reads the head anyway
+    # GitHub's id of the repository: names can be reused after a rename or a deletion, ids cannot.
+    repository_id: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,6 +58,7 @@ class PushRef:
             "branch": self.branch,
             "installationId": self.installation_id,
             "after": self.after,
+            "repositoryId": self.repository_id,
         }
 
     @classmethod
@@ -74,7 +77,10 @@ class PushRef:
             raise BadRequest("compact envelope: 'installationId' must be a positive 64-bit integer")
         if after is not None and not isinstance(after, str):
             raise BadRequest("compact envelope: 'after' must be a string")
-        return cls(repository=repo, branch=branch, installation_id=inst, after=after)
+        repo_id = data.get("repositoryId")
+        if repo_id is not None and not is_installation_id(repo_id):
+            raise BadRequest("compact envelope: 'repositoryId' must be a positive 64-bit integer")
+        return cls(repository=repo, branch=branch, installation_id=inst, after=after, repository_id=repo_id)
 
 
 @dataclass(frozen=True)

@@ -76,11 +76,14 @@ def classify_push(payload: Any, tracked_branch: str | None) -> PushRef | Skip:
     if not is_installation_id(installation_id):
         raise BadRequest("push payload has no valid installation.id (is the webhook sent by the GitHub App?)")
     after = payload.get("after")
+    # Same range as an installation id (positive, signed 64-bit); a push without one is matched by name.
+    repository_id = _field(repository, "id")
     return PushRef(
         repository=full_name,
         branch=branch,
         installation_id=installation_id,
         after=after if isinstance(after, str) else None,
+        repository_id=repository_id if is_installation_id(repository_id) else None,
     )
 
 

@@ -9,6 +9,13 @@ name) or through ``GITHUB_INSTALLATION_USER_MAP`` (``login=user,...``), which wi
 - ``installation`` ``deleted``: whoever holds the id has it cleared.
 - anything else (``suspend``, other actions), or no matching user: skipped, logged with the fix.
 
+The event only says what to check: before a link changes, GitHub is asked what is true now
+(``GET /app/installations/{id}``, ``function.github.installations``). A ``deleted`` event for an
+installation GitHub still has, or a link event for one it no longer has (a replayed or out-of-order
+delivery), is skipped; a link goes to the user named by GitHub's current account login, not the
+payload's. Without App credentials (``ARTICLE_SOURCE=dir:...``, local development) nothing can be asked
+and the event's word is taken, with a warning.
+
 The accept path only parses and forwards (Lambda mode must answer without touching the database);
 ``apply`` runs in ``/events`` or, in inline mode, in the request.
 """
@@ -16,7 +23,7 @@ The accept path only parses and forwards (Lambda mode must answer without touchi
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -83,6 +90,16 @@ class UserStore(Protocol):
     def set_installation(self, name: str, installation_id: int | None) -> Any: ...
 
 
+class CurrentInstallation(Protocol):
+    """What GitHub has now (``function.github.installations.InstallationState``)."""
+
+    login: str | None
+
+
+# installation id -> GitHub's current state of it, or None when it does not exist.
+Lookup = Callable[[int], CurrentInstallation | None]
+
+
 @dataclass(frozen=True)
 class Outcome:
     change: str  # "linked" | "cleared" | "unchanged" | "skipped"
@@ -100,10 +117,40 @@ class Outcome:
         }
 
 
-def apply(store: UserStore, change: InstallationChange, mapping: Mapping[str, str], delivery: str) -> Outcome:
-    """Make the users table agree with the installation event (see the module docstring)."""
+def apply(
+    store: UserStore,
+    change: InstallationChange,
+    mapping: Mapping[str, str],
+    delivery: str,
+    current: CurrentInstallation | _Unverified | None,
+) -> Outcome:
+    """Make the users table agree with the installation event, as GitHub confirms it (see the module
+    docstring). ``current`` is GitHub's answer for the event's installation, asked beforehand, or
+    ``UNVERIFIED`` when nothing could be asked."""
     fields = {"delivery": delivery, "installation_id": change.installation_id, "login": change.login}
     effect = change.effect
+    if effect == "none":
+        return Outcome("skipped", reason=f"{change.event} action {change.action!r} changes no user")
+    if current is UNVERIFIED:
+        log.warning("Installation event applied unverified (no GitHub App configured)", extra=fields)
+        login = change.login
+    elif effect == "clear" and current is not None:
+        log.warning(
+            "Installation event contradicted by GitHub", extra={**fields, "event_action": change.action}
+        )
+        return Outcome(
+            "skipped",
+            reason=f"installation {change.installation_id} still exists on GitHub (a replayed or late event)",
+        )
+    elif effect == "link" and current is None:
+        log.warning(
+            "Installation event contradicted by GitHub", extra={**fields, "event_action": change.action}
+        )
+        return Outcome(
+            "skipped", reason=f"installation {change.installation_id} does not exist on GitHub any more"
+        )
+    else:
+        login = getattr(current, "login", None) or change.login
     if effect == "clear":
         holder = store.find_user_by_installation(change.installation_id)
         if holder is None:
@@ -111,12 +158,11 @@ def apply(store: UserStore, change: InstallationChange, mapping: Mapping[str, st
         store.set_installation(holder.name, None)
         log.info("Installation cleared", extra={**fields, "user": holder.name})
         return Outcome("cleared", holder.name)
-    if effect == "none":
-        return Outcome("skipped", reason=f"{change.event} action {change.action!r} changes no user")
-    if not change.login:
+    if not login:
         raise BadRequest(f"{change.event} payload has no installation.account.login")
+    fields["login"] = login
 
-    name = user_name_for(change.login, mapping)
+    name = user_name_for(login, mapping)
     user = store.get_user(name)
     if user is None:
         log.warning(
@@ -127,7 +173,7 @@ def apply(store: UserStore, change: InstallationChange, mapping: Mapping[str, st
                 "(or map the login in GITHUB_INSTALLATION_USER_MAP)",
             },
         )
-        return Outcome("skipped", reason=f"no user named {name!r} for account {change.login!r}")
+        return Outcome("skipped", reason=f"no user named {name!r} for account {login!r}")
     if user.installation_id == change.installation_id:
         return Outcome("unchanged", name)
     holder = store.find_user_by_installation(change.installation_id)
@@ -142,9 +188,29 @@ def apply(store: UserStore, change: InstallationChange, mapping: Mapping[str, st
     return Outcome("linked", name)
 
 
+class _Unverified:
+    """GitHub could not be asked (no App configured)."""
+
+
+UNVERIFIED = _Unverified()
+
+
+def current_state(
+    lookup: Lookup | None, change: InstallationChange
+) -> CurrentInstallation | _Unverified | None:
+    """GitHub's answer for the event's installation; asked before any transaction is open (it is an
+    HTTP round trip). A GitHub failure raises SourceUnavailable: 503, retried, nothing changed."""
+    if change.effect == "none":
+        return UNVERIFIED  # nothing will change: no need to ask
+    if lookup is None:
+        return UNVERIFIED
+    return lookup(change.installation_id)
+
+
 def apply_in(svc: Any, change: InstallationChange, delivery: str) -> dict[str, Any]:
+    current = current_state(svc.installation_lookup(), change)
     with svc.store() as store, store.db.atomic():
-        outcome = apply(store, change, svc.settings.installation_user_map, delivery)
+        outcome = apply(store, change, svc.settings.installation_user_map, delivery, current)
     return outcome.to_json(change.installation_id)
 
 

@@ -17,8 +17,9 @@ from typing import Any, Protocol
 
 from function.articles.parse import is_article_path, parse_article, slug_for_path
 from function.articles.parsed import ParsedArticle
-from function.errors import ArticleParseError, NotFound, UnknownInstallation
+from function.errors import ArticleParseError, ConfigError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, FetchFailure, RepoRef, Snapshot
+from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES, transaction_batches
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 
@@ -101,7 +102,7 @@ class Store(Protocol):
 
     def installation_user_locked(self, installation_id: int, timeout_s: float) -> Any: ...
     def get_user(self, name: str) -> Any: ...
-    def set_repository(self, user_id: int, repository: str) -> None: ...
+    def pin_repository(self, user_id: int, repository: str, repository_id: int | None) -> None: ...
     def load_index(self, user_id: int) -> Mapping[str, Any]: ...
     def apply(
         self,
@@ -153,7 +154,11 @@ class Worker:
         clock: Clock = utc_now,
         # Under the database read time-out (30 s), or a long wait would look like an outage.
         lock_timeout_s: float = 25.0,
+        batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
+        batch_max_bytes: int = TRANSACTION_MAX_BYTES,
     ) -> None:
+        self._batch_max_articles = batch_max_articles
+        self._batch_max_bytes = batch_max_bytes
         self._store = store
         self._source = source
         self._articles_dir = articles_dir
@@ -187,6 +192,8 @@ class Worker:
                 self._start(delivery, push)
                 self._finish_failed(delivery, f"unknown installation {push.installation_id}: {fix}")
                 raise UnknownInstallation(push.installation_id)
+            if not follows(user, push):
+                return self._skip_other_repository(user, delivery, push)
             repo = RepoRef(push.repository, push.branch, push.installation_id, pushed_head=push.after)
             # GitHub and the database are both tens of milliseconds away, and neither needs the other
             # until the writes: the repository is read (listing, changed files, parsing) on another
@@ -218,6 +225,29 @@ class Worker:
             self._clock(),
         )
 
+    def _skip_other_repository(self, user: Any, delivery: DeliveryInfo, push: PushRef) -> SyncSummary:
+        """A push from a repository the user's blog does not follow: an App installed on "All
+        repositories" receives every repository's pushes. Nothing is read or written but the record."""
+        followed = f"{user.repository} (id {user.repository_id or 'not seen yet'})"
+        pushed = f"{push.repository} (id {push.repository_id or 'unknown'})"
+        log.info(
+            "Push from another repository skipped",
+            extra={"delivery": delivery.delivery_id, "repository": pushed, "followed": followed},
+        )
+        self._start(delivery, push)
+        self._store.finish_delivery(
+            delivery.delivery_id,
+            head_sha=None,
+            processed=0,
+            succeeded=0,
+            failed=0,
+            archived=0,
+            outcome="skipped",
+            error=f"{OTHER_REPOSITORY}: {pushed}; the blog follows {followed}"[:2000],
+            now=self._clock(),
+        )
+        return SyncSummary(skipped_reason=OTHER_REPOSITORY)
+
     def _finish_failed(self, delivery: DeliveryInfo, error: str) -> None:
         self._store.finish_delivery(
             delivery.delivery_id,
@@ -241,8 +271,10 @@ class Worker:
     ) -> SyncSummary:
         """The delivery's work once its user's lock is held and the repository's read is on the way."""
         self._start(delivery, push)
-        if user.repository != push.repository:
-            self._store.set_repository(user.id, push.repository)
+        if user.repository is None or (user.repository_id is None and push.repository_id is not None):
+            # The first push pins the repository (a user added without one), or the first push from
+            # the named repository pins its id. Never a change: ``follows`` let only these through.
+            self._store.pin_repository(user.id, user.repository or push.repository, push.repository_id)
         try:
             summary = self._write(user.id, reading.result(), index)
         except Exception as exc:
@@ -271,13 +303,21 @@ class Worker:
         repository: str | None = None,
         progress: Progress | None = None,
     ) -> SyncSummary:
-        """A full scan for one user now (the CLI's ``sync``), under the same lock as deliveries.
-        ``repository`` (owner/name) overrides the one learned from the user's pushes."""
+        """A full scan for one user now (the CLI's ``sync``), under the same lock as deliveries, of the
+        repository the user follows. ``repository`` (owner/name) names it for a user who follows none
+        yet, and pins it; for any other user it must be the one they follow (ConfigError if not)."""
         user = self._store.get_user(name)
         if user is None:
             raise NotFound(f"no user named {name!r}")
-        repo = RepoRef(repository or user.repository or "", branch, user.installation_id)
+        if repository and user.repository and not same_name(repository, user.repository):
+            raise ConfigError(
+                f"user {name!r} follows {user.repository}, not {repository}: "
+                f"blog-api users set-repository --name {name} --repository {repository} changes it"
+            )
+        repo = RepoRef(user.repository or repository or "", branch, user.installation_id)
         with self._store.user_lock(user.id, self._lock_timeout_s):
+            if user.repository is None and repository:
+                self._store.pin_repository(user.id, repository, None)
             index = self._store.load_index(user.id)
             read = self._read(repo, self._source.snapshot(repo), index, progress)
             return self._write(user.id, read, index)
@@ -346,15 +386,25 @@ class Worker:
             archive = []
             log.warning("Tree listing incomplete; nothing archived", extra={"head_sha": snapshot.head_sha})
 
-        # The index was read under the user's lock, which is still held: apply need not read it again.
-        result = self._store.apply(user_id, read.parsed, archive, self._clock(), index=index)
+        # The index was read under the user's lock, which is still held: apply need not read it again
+        # (the batches write disjoint slugs, so each one's part of the index is still what is stored).
+        # Bounded transactions: each batch is committed on its own and kept if a later one fails or the
+        # run is cut short; the retry finds those articles in sync and fetches only the rest. Archiving
+        # comes last, once every changed article has been written.
+        batches = list(transaction_batches(read.parsed, self._batch_max_articles, self._batch_max_bytes))
+        written = archived = 0
+        for number, batch in enumerate(batches or [[]], start=1):
+            last = number == max(len(batches), 1)
+            result = self._store.apply(user_id, batch, archive if last else [], self._clock(), index=index)
+            written += result.written
+            archived += result.archived
         summary = SyncSummary(
             processed=len(read.slugs) + read.badly_named,
             fetched=read.fetched,
             head_sha=snapshot.head_sha,
             failures=read.failures,
-            written=result.written,
-            archived=result.archived,
+            written=written,
+            archived=archived,
             failed=len(read.failures),
         )
         summary.succeeded = summary.processed - summary.failed
@@ -377,6 +427,25 @@ class _Read:
     parsed: list[ParsedArticle]
     failures: list[FileFailure]
     started: float  # time.monotonic() when the read began, for the log's duration
+
+
+OTHER_REPOSITORY = "other repository"
+
+
+def same_name(a: str, b: str) -> bool:
+    """GitHub's owner/name comparison: case-insensitive."""
+    return a.casefold() == b.casefold()
+
+
+def follows(user: Any, push: PushRef) -> bool:
+    """Whether the push comes from the repository the user's blog follows: by GitHub's id once both
+    sides know it (a deleted repository's name can be reused), else by name. A user who follows no
+    repository yet follows the first one that pushes (and it is pinned)."""
+    if user.repository is None:
+        return True
+    if user.repository_id is not None and push.repository_id is not None:
+        return bool(user.repository_id == push.repository_id)
+    return same_name(user.repository, push.repository)
 
 
 def _slug_error(path: str, articles_dir: str) -> str:

@@ -24,7 +24,9 @@ from tests.support.deliveries import SECRET
 
 Recording = Callable[[], list[RecordedInvocation]]
 ACCEPTED = {"status": "accepted", "message": "Queued for async processing"}
-EXPECTED_PUSH = PushRef(repository="octo/blog", branch="main", installation_id=1, after="a" * 40)
+EXPECTED_PUSH = PushRef(
+    repository="octo/blog", branch="main", installation_id=1, after="a" * 40, repository_id=186853002
+)
 
 
 @pytest.fixture

@@ -70,6 +70,7 @@ def app_with_map(blog: Blog, mapping: dict[str, str]) -> Flask:
 
 
 def test_created_links_the_user_whose_name_is_the_account_login(blog: Blog) -> None:
+    blog.github.install(4242, "bob")
     add_user(blog, "bob")
 
     answer = send(blog.app, "installation", installation_payload("created", 4242, "bob"))
@@ -85,6 +86,7 @@ def test_created_links_the_user_whose_name_is_the_account_login(blog: Blog) -> N
 
 
 def test_created_follows_the_login_map_from_settings(blog: Blog) -> None:
+    blog.github.install(4242, "Bob-GitHub")
     add_user(blog, "bob")
     app = app_with_map(blog, {"Bob-GitHub": "bob"})
 
@@ -95,6 +97,7 @@ def test_created_follows_the_login_map_from_settings(blog: Blog) -> None:
 
 
 def test_created_moves_the_installation_from_a_user_who_held_it(blog: Blog) -> None:
+    blog.github.install(INSTALLATION_ID, "bob")
     # GIVEN alice holds installation 1 (a copied database), but GitHub says it is bob's
     add_user(blog, "bob")
 
@@ -105,6 +108,7 @@ def test_created_moves_the_installation_from_a_user_who_held_it(blog: Blog) -> N
 
 
 def test_deleted_clears_the_installation_id(blog: Blog) -> None:
+    blog.github.uninstall(INSTALLATION_ID)  # GitHub confirms: it is gone
     answer = send(blog.app, "installation", installation_payload("deleted", INSTALLATION_ID, USER))
 
     assert answer.get_json()["change"] == "cleared"
@@ -121,6 +125,7 @@ def test_deleted_for_an_installation_nobody_holds_is_skipped(blog: Blog) -> None
 
 @pytest.mark.parametrize("action", ["added", "removed"])
 def test_installation_repositories_links_the_user_to_the_installation(blog: Blog, action: str) -> None:
+    blog.github.install(4242, "bob")
     add_user(blog, "bob", installation_id=17)
 
     answer = send(blog.app, "installation_repositories", repositories_payload(action, 4242, "bob"))
@@ -130,12 +135,14 @@ def test_installation_repositories_links_the_user_to_the_installation(blog: Blog
 
 
 def test_an_event_that_changes_nothing_says_unchanged(blog: Blog) -> None:
+    blog.github.install(INSTALLATION_ID, USER)
     answer = send(blog.app, "installation_repositories", repositories_payload("added", INSTALLATION_ID, USER))
 
     assert answer.get_json()["change"] == "unchanged"
 
 
 def test_unknown_account_is_skipped_and_logs_the_fix(blog: Blog, caplog: pytest.LogCaptureFixture) -> None:
+    blog.github.install(4242, "stranger")
     with caplog.at_level(logging.WARNING):
         answer = send(blog.app, "installation", installation_payload("created", 4242, "stranger"))
 
@@ -173,6 +180,7 @@ def test_in_lambda_mode_the_accept_path_forwards_without_touching_the_database(
 
 
 def test_in_lambda_mode_the_forwarded_event_is_applied_through_the_pass_through(blog: Blog) -> None:
+    blog.github.install(4242, "bob")
     add_user(blog, "bob")
     app = blog.lambda_app()
     assert send(app, "installation", installation_payload("created", 4242, "bob")).status_code == 202
@@ -225,3 +233,54 @@ def test_an_installation_id_out_of_range_is_a_bad_request(blog: Blog, installati
     answer = send(blog.app, "installation", payload)
 
     assert answer.status_code == 400
+
+
+def test_a_replayed_deleted_event_after_created_does_not_unlink_a_live_installation(blog: Blog) -> None:
+    # GIVEN bob installed the App (4242), then uninstalled and installed it again: GitHub has 4242
+    add_user(blog, "bob")
+    blog.github.install(4242, "bob")
+    assert (
+        send(blog.app, "installation", installation_payload("created", 4242, "bob"), "i-1").status_code == 200
+    )
+
+    # WHEN the old `deleted` delivery is replayed (a redelivery, or late)
+    answer = send(blog.app, "installation", installation_payload("deleted", 4242, "bob"), "i-0")
+
+    # THEN GitHub's word wins: the link stays, and the answer says why
+    assert answer.status_code == 200
+    assert answer.get_json()["status"] == "skipped"
+    assert "still exists on GitHub" in answer.get_json()["reason"]
+    assert installation_of(blog, "bob") == 4242
+    asked = [r for r in blog.github.requests if r.kind == "installation"]
+    assert [r.path for r in asked] == ["/app/installations/4242"] * 2
+    assert all(r.headers["authorization"].startswith("Bearer ey") for r in asked)  # the App's JWT
+
+
+def test_a_late_created_event_for_an_uninstalled_installation_links_nobody(blog: Blog) -> None:
+    add_user(blog, "bob")  # 4242 is not (any more) installed on GitHub
+
+    answer = send(blog.app, "installation", installation_payload("created", 4242, "bob"))
+
+    assert answer.get_json()["status"] == "skipped"
+    assert "does not exist on GitHub" in answer.get_json()["reason"]
+    assert installation_of(blog, "bob") is None
+
+
+def test_the_account_is_the_one_github_names_not_the_payloads(blog: Blog) -> None:
+    add_user(blog, "bob")
+    add_user(blog, "mallory")
+    blog.github.install(4242, "bob")
+
+    answer = send(blog.app, "installation", installation_payload("created", 4242, "mallory"))
+
+    assert answer.get_json()["user"] == "bob"
+    assert (installation_of(blog, "bob"), installation_of(blog, "mallory")) == (4242, None)
+
+
+def test_github_unavailable_answers_503_and_changes_nothing(blog: Blog) -> None:
+    blog.github.fail("/app/installations/1", 502, times=20)
+
+    answer = send(blog.app, "installation", installation_payload("deleted", INSTALLATION_ID, USER))
+
+    assert answer.status_code == 503
+    assert installation_of(blog, USER) == INSTALLATION_ID

@@ -93,3 +93,9 @@ def test_from_github_a_user_without_a_known_repository_is_told_to_name_it(
     assert done.exit_code == 0, done.stderr
     assert "processed=1 succeeded=1" in done.stdout
     assert published_slugs(str(env["DATABASE_URL"]), "alice") == {"hello"}
+
+    # AND the named repository is now the one followed: another one is refused, the pinned one is used
+    other = run_cli("sync", "--user", "alice", "--repository", "octo/dotfiles", env=env)
+    assert other.exit_code == 1 and "follows octo/blog" in other.stderr and "set-repository" in other.stderr
+    again = run_cli("sync", "--user", "alice", env=env)
+    assert again.exit_code == 0, again.stderr

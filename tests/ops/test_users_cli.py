@@ -54,3 +54,21 @@ def test_values_nobody_could_use_are_refused_in_one_line(
     assert result.exit_code == 1
     assert result.stderr.startswith(f"error: {says}") and result.stderr.count("\n") == 1
     assert run_cli("users", "list", env=env).stdout == ""
+
+
+def test_set_repository_changes_the_followed_repository_and_forgets_its_id(
+    env: dict[str, str | None],
+) -> None:
+    run_cli("users", "add", "--name", "alice", "--email", "a@example.com", "--repository", "a/blog", env=env)
+
+    moved = run_cli("users", "set-repository", "--name", "alice", "--repository", "a/articles", env=env)
+    bad = run_cli("users", "set-repository", "--name", "alice", "--repository", "nope", env=env)
+    unknown = run_cli("users", "set-repository", "--name", "bob", "--repository", "b/blog", env=env)
+
+    assert moved.exit_code == 0, moved.stderr
+    assert "repository=a/articles (id pinned by its first push)" in moved.stdout
+    assert bad.exit_code == 1 and "--repository must look like owner/name" in bad.stderr
+    assert unknown.exit_code == 1 and "bob" in unknown.stderr
+    assert run_cli("users", "list", env=env).stdout.splitlines() == [
+        "alice\ta@example.com\tinstallation=-\trepository=a/articles (id pinned by its first push)"
+    ]

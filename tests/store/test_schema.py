@@ -57,6 +57,30 @@ def test_init_db_refuses_an_older_schema_with_one_line_that_says_what_to_do(
     assert "migrate them" in result.stderr
 
 
+def test_init_db_adds_the_repository_id_column_to_an_older_users_table_and_keeps_its_rows(
+    db_url: str,
+) -> None:
+    # GIVEN a database from before users.repository_id, with a user in it
+    db = open_database(db_url)
+    with connection(db):
+        create_tables(db)
+        PeeweeStore(db).add_user("alice", "alice@example.com", 1, "alice/blog")
+        db.execute_sql("ALTER TABLE users DROP COLUMN repository_id")
+        assert schema_differences(db) == ["users.repository_id is missing"]
+    db.close()
+
+    result = run_cli("init-db", env={"DATABASE_URL": db_url, "GITHUB_WEBHOOK_SECRET": "s"})
+
+    assert result.exit_code == 0, result.stderr
+    assert "database ready" in result.stdout
+    db = open_database(db_url)
+    with connection(db):
+        assert schema_differences(db) == []
+        user = PeeweeStore(db).get_user("alice")
+    db.close()
+    assert user is not None and (user.repository, user.repository_id) == ("alice/blog", None)
+
+
 def test_a_database_without_tables_is_reported_as_not_initialised(db_url: str) -> None:
     # Retryable (503) and saying what to run, on both backends' "no such table" errors.
     db = open_database(db_url)

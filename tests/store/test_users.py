@@ -79,7 +79,31 @@ def test_set_installation_taken_by_another_user_fails(store: PeeweeStore) -> Non
 
 
 def test_set_repository(store: PeeweeStore) -> None:
-    user = store.add_user("alice", "a@example.com", 1)
-    store.set_repository(user.id, "alice/articles")
+    store.add_user("alice", "a@example.com", 1)
+    store.set_repository("alice", "alice/articles")
     found = store.get_user("alice")
     assert found is not None and found.repository == "alice/articles"
+
+
+def test_set_repository_forgets_the_pinned_id(store: PeeweeStore) -> None:
+    user = store.add_user("alice", "a@example.com", 1, "alice/old")
+    store.pin_repository(user.id, "alice/old", 77)
+
+    updated = store.set_repository("alice", "alice/new")
+
+    assert (updated.repository, updated.repository_id) == ("alice/new", None)
+
+
+def test_pin_repository_never_replaces_what_is_stored(store: PeeweeStore) -> None:
+    user = store.add_user("alice", "a@example.com", 1)
+    store.pin_repository(user.id, "alice/blog", 77)
+
+    store.pin_repository(user.id, "alice/dotfiles", 99)
+
+    found = store.get_user("alice")
+    assert found is not None and (found.repository, found.repository_id) == ("alice/blog", 77)
+
+
+def test_set_repository_of_an_unknown_user_raises(store: PeeweeStore) -> None:
+    with pytest.raises(UnknownUser):
+        store.set_repository("nobody", "a/b")

@@ -29,14 +29,22 @@ def aws_event(name: str) -> dict[str, Any]:
 
 
 def push_payload(
-    *, ref: str = "refs/heads/main", installation_id: int = 1, repo: str = "octo/blog", after: str = "a" * 40
+    *,
+    ref: str = "refs/heads/main",
+    installation_id: int = 1,
+    repo: str = "octo/blog",
+    after: str = "a" * 40,
+    repo_id: int | None = None,
 ) -> dict[str, Any]:
-    """The recorded App push, re-aimed at a repository and branch of the test's choosing."""
+    """The recorded App push, re-aimed at a repository and branch of the test's choosing (and, with
+    ``repo_id``, at another GitHub repository id than the recording's)."""
     data = github_json("push/with-new-branch")
     data["ref"] = ref
     data["after"] = after
     data["installation"] = {"id": installation_id}
     data["repository"]["full_name"] = repo
+    if repo_id is not None:
+        data["repository"]["id"] = repo_id
     data["repository"]["default_branch"] = "main"
     data["repository"]["master_branch"] = "main"
     return data

@@ -6,6 +6,8 @@ GitHub where it matters to us:
 - App auth: ``POST /app/installations/{id}/access_tokens`` checks the App JWT (RS256 against the App's
   public key, ``iss``, ``iat``, ``exp`` at most 10 minutes ahead) and issues tokens with ``expires_at``;
   every ``/repos/...`` route needs a valid unexpired token (``Bearer`` or ``token``), else 401.
+  ``GET /app/installations/{id}`` (App JWT) answers an installation with its account login
+  (``install(id, login)`` / ``uninstall(id)``), 404 for one not in ``installations``.
 - Repositories held in memory; ``set_files`` / ``update_files`` make a commit and move the branch head.
 - Routes: ``repos/{o}/{r}``, ``commits/{ref}`` (JSON or ``application/vnd.github.sha``),
   ``git/trees/{sha}?recursive=1``, ``git/blobs/{sha}`` (raw or JSON base64), ``tarball/{ref}`` (302 to
@@ -210,6 +212,7 @@ class GitHubStandIn:
         self.app_id = app_id
         self.app_public_key = app_public_key
         self.installations = set(installations)
+        self.installation_logins: dict[int, str] = {}  # id -> account login; "octo" when not set
         self.token_ttl = token_ttl
         self.clock = clock
         self.latency = latency
@@ -411,6 +414,16 @@ class GitHubStandIn:
 
     # -- routing -----------------------------------------------------------------------------------
 
+    def install(self, installation_id: int, login: str) -> None:
+        """The App is (now) installed on ``login``'s account with this id."""
+        with self._lock:
+            self.installations.add(installation_id)
+            self.installation_logins[installation_id] = login
+
+    def uninstall(self, installation_id: int) -> None:
+        with self._lock:
+            self.installations.discard(installation_id)
+
     def add_route(
         self, method: str, pattern: str, handler: Handler, *, kind: str, auth: str | None = "token"
     ) -> None:
@@ -427,6 +440,7 @@ class GitHubStandIn:
         repo = r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)"
         builtin = [
             ("POST", r"/app/installations/(?P<id>\d+)/access_tokens", self._access_token, "token", "app"),
+            ("GET", r"/app/installations/(?P<id>\d+)", self._get_installation, "installation", "app"),
             ("GET", repo, self._get_repo, "repo", "token"),
             ("GET", repo + r"/commits/(?P<ref>.+)", self._get_commit, "commit", "token"),
             ("GET", repo + r"/git/trees/(?P<ref>[^/]+)", self._get_tree, "tree", "token"),
@@ -595,6 +609,23 @@ class GitHubStandIn:
                 "repository_selection": "all",
             },
             201,
+        )
+
+    def _get_installation(self, request: StandInRequest, match: re.Match[str]) -> StandInResponse:
+        installation = int(match["id"])
+        with self._lock:
+            if installation not in self.installations:
+                return message_response(404, "Not Found")
+            login = self.installation_logins.get(installation, "octo")
+        return json_response(
+            {
+                "id": installation,
+                "account": {"login": login, "type": "User"},
+                "app_id": self.app_id,
+                "target_type": "User",
+                "repository_selection": "all",
+                "suspended_at": None,
+            }
         )
 
     def _get_repo(self, request: StandInRequest, match: re.Match[str]) -> StandInResponse:

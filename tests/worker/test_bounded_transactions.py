@@ -1,0 +1,100 @@
+"""A sync writes in bounded transactions: none holds more than a batch's articles and bytes (TiDB refuses
+a transaction over 100 MiB), and what a cut-short sync committed is kept and not fetched again."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from function.articles.parsed import ParsedArticle
+from function.store.batching import TRANSACTION_MAX_BYTES, article_bytes, transaction_batches
+from function.worker.sync import Worker
+from tests.support.blog_fixtures import USER, Blog, article
+
+
+class CutShort(Exception):
+    """The run stopped there (a Lambda time-out kills the process at any point)."""
+
+
+class RecordingStore:
+    """The real store, with each ``apply``'s articles recorded; ``fail_on`` makes that call raise, as a
+    Lambda time-out or a dropped connection would cut the run short there."""
+
+    def __init__(self, store: Any, fail_on: int | None = None) -> None:
+        self._store = store
+        self._fail_on = fail_on
+        self.batches: list[list[Any]] = []
+
+    def apply(
+        self,
+        user_id: int,
+        articles: Sequence[ParsedArticle],
+        archive_slugs: Sequence[str],
+        now: datetime,
+        *,
+        index: Mapping[str, Any] | None = None,
+    ) -> Any:
+        self.batches.append(list(articles))
+        if len(self.batches) == self._fail_on:
+            raise CutShort
+        return self._store.apply(user_id, articles, archive_slugs, now, index=index)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_batches_are_bounded_by_count_and_bytes() -> None:
+    class A:
+        def __init__(self, size: int) -> None:
+            self.content, self.content_html, self.title, self.description, self.path = (
+                "x" * size,
+                "",
+                "t",
+                None,
+                "p",
+            )
+            self.tags = ()
+
+    # 20,000 articles of 5.75 KB: the 115 MB first sync
+    articles = [A(5750) for _ in range(20_000)]
+    batches = list(transaction_batches(articles))
+
+    assert sum(len(b) for b in batches) == 20_000
+    assert max(sum(article_bytes(a) for a in b) for b in batches) <= TRANSACTION_MAX_BYTES
+    assert max(sum(article_bytes(a) for a in b) for b in batches) < 100 * 1024 * 1024 // 10
+    assert len(batches) == 20  # 1,000 articles (6.3 MB) each
+
+
+def test_a_sync_writes_in_batches_and_a_cut_short_one_keeps_its_progress(blog: Blog) -> None:
+    blog.commit({f"articles/a{i:02}.md": article(f"A{i}", body="b" * 2000) for i in range(10)})
+
+    with blog.store() as store:
+        cut = RecordingStore(store, fail_on=3)
+        worker = Worker(cut, blog.source, batch_max_articles=4, batch_max_bytes=10 * 1024 * 1024)
+        with pytest.raises(CutShort):
+            worker.sync_user(USER, repository=None)
+    assert [len(b) for b in cut.batches] == [4, 4, 2]
+    assert len(blog.articles(limit="100")) == 8  # two batches committed and served
+
+    blog.github.reset_records()
+    with blog.store() as store:
+        again = RecordingStore(store)
+        summary = Worker(again, blog.source, batch_max_articles=4).sync_user(USER)
+
+    assert summary.succeeded == 10 and summary.fetched == 2  # only the two left over
+    assert len(blog.articles(limit="100")) == 10
+    assert blog.github.count("blob") <= 2
+
+
+def test_bytes_bound_the_batch_too(blog: Blog) -> None:
+    blog.commit({f"articles/b{i}.md": article(f"B{i}", body="c" * 30_000) for i in range(5)})
+
+    with blog.store() as store:
+        recording = RecordingStore(store)
+        Worker(recording, blog.source, batch_max_bytes=70_000).sync_user(USER)
+
+    assert [len(b) for b in recording.batches] == [1, 1, 1, 1, 1]  # each ~60 KB of text with its HTML
+    assert all(sum(article_bytes(a) for a in b) <= 70_000 for b in recording.batches)
