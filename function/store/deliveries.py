@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from function.observability.logs import redact
 from function.store.base import StoreBase
 from function.store.base import translated as _translated
 from function.store.batching import upsert_many
@@ -98,8 +99,8 @@ class DeliveryQueries(StoreBase):
         error: str | None,
         now: datetime,
     ) -> None:
-        """Record how processing ended (one UPDATE). ``error`` is cut to ERROR_MAX_CHARS. A delivery
-        that was never started is left alone. Raises ValueError for an unknown outcome."""
+        """Record how processing ended (one UPDATE). ``error`` is redacted and cut to ERROR_MAX_CHARS.
+        A delivery that was never started is left alone. Raises ValueError for an unknown outcome."""
         if outcome not in OUTCOMES:
             raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}")
         Delivery.update(
@@ -109,7 +110,8 @@ class DeliveryQueries(StoreBase):
             failed=failed,
             archived=archived,
             outcome=outcome,
-            error=error[:ERROR_MAX_CHARS] if error else error,
+            # Operators read it through the API and the CLI: no token or password in it.
+            error=redact(error)[:ERROR_MAX_CHARS] if error else error,
             finished_at=to_naive_utc(now),
         ).where(Delivery.delivery_id == delivery_id).bind(self._db).execute()
 
