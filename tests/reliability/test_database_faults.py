@@ -329,3 +329,29 @@ def test_a_database_without_tables_answers_503_naming_init_db_and_the_retry_heal
     db.close()
     again = app.test_client().post("/webhooks/github", data=body, headers=github_headers(body))
     assert again.status_code == 200, again.get_json()
+
+
+@pytest.mark.mysql
+def test_a_wrong_database_password_answers_503_with_server_and_code_in_the_log(
+    mysql_url: str,
+    make_github_source: Callable[..., GitHubClientParts],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN the app whose DATABASE_URL has credentials the (real) server refuses
+    info = server_from_url(mysql_url)
+    url = f"mysql://blogapi_nobody:{DB_PASSWORD}@{info.host}:{info.port}/blog"
+    settings = Settings(webhook_secret=SECRET, github_app_id="12345", database_url=url)
+    app = create_app(services=Services(settings, source=make_github_source().source))
+    body = push_body()
+    capsys.readouterr()
+    # WHEN GitHub delivers a push
+    answer = app.test_client().post("/webhooks/github", data=body, headers=github_headers(body))
+    # THEN it is a dependency failure (retryable), not a bug: 503 UNAVAILABLE, never 500 INTERNAL
+    assert answer.status_code == 503
+    assert answer.get_json()["error"] == "UNAVAILABLE"
+    # and the log names the server and the driver's code, never the password
+    logs = capsys.readouterr().err
+    [line] = [json.loads(x) for x in logs.splitlines() if '"Dependency unavailable"' in x]
+    assert f"{info.host}:{info.port}" in line["error"] and "error 1045" in line["error"]
+    assert DB_PASSWORD not in logs and DB_PASSWORD not in answer.get_data(as_text=True)
+    assert "Unhandled error" not in logs
