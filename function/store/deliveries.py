@@ -116,6 +116,24 @@ class DeliveryQueries(StoreBase):
         ).where(Delivery.delivery_id == delivery_id).bind(self._db).execute()
 
     @_translated
+    def last_sync(self, installation_id: int, repository: str) -> DeliveryRecord | None:
+        """The latest delivery of this installation and repository that synced a head (a success or
+        a partial one), or None: what a replayed push is compared with."""
+        query = (
+            Delivery.select(*_DELIVERY_COLUMNS)
+            .where(
+                (Delivery.installation_id == installation_id)
+                & (Delivery.repository == repository)
+                & Delivery.head_sha.is_null(False)
+                & Delivery.outcome.in_(("success", "partial"))
+            )
+            .order_by(Delivery.started_at.desc(), Delivery.delivery_id.desc())
+            .limit(1)
+        )
+        row = self._first(query)
+        return DeliveryRecord(*row) if row else None
+
+    @_translated
     def recent_deliveries(self, limit: int) -> list[DeliveryRecord]:
         """The ``limit`` most recently received deliveries, newest first."""
         query = (

@@ -109,6 +109,7 @@ class Store(Protocol):
     ) -> Any: ...
     def user_lock(self, user_id: int, timeout_s: float) -> Any: ...
     def get_delivery(self, delivery_id: str) -> Any: ...
+    def last_sync(self, installation_id: int, repository: str) -> Any: ...
     def start_delivery(
         self,
         delivery_id: str,
@@ -180,6 +181,9 @@ class Worker:
                 self._start(delivery, push)
                 self._finish_failed(delivery, f"unknown installation {push.installation_id}: {fix}")
                 raise UnknownInstallation(push.installation_id)
+            replayed = self._already_synced(delivery, push)
+            if replayed is not None:
+                return replayed
             repo = RepoRef(push.repository, push.branch, push.installation_id, pushed_head=push.after)
             # GitHub and the database are both tens of milliseconds away, and neither needs the other
             # until the writes: the repository is read (listing, changed files, parsing) on another
@@ -200,6 +204,41 @@ class Worker:
                 if previous is not None and previous.outcome == "success":
                     return SyncSummary(skipped_reason="delivery already processed")
                 return self._process_locked(user, delivery, push, index, reading)
+
+    def _already_synced(self, delivery: DeliveryInfo, push: PushRef) -> SyncSummary | None:
+        """Replays cost nothing: a push whose ``after`` is the head the latest sync of this user's
+        repository reached, with no transient failure left from it, is done without a GitHub request.
+        It also coalesces deliveries queued on the lock: the ones behind a sync of their head end here.
+        (X-GitHub-Delivery is not signed, so one captured push can come back under any number of ids.)
+        One SELECT, under the lock, before the read starts."""
+        last = self._store.last_sync(push.installation_id, push.repository)
+        if last is None or not push.after or last.head_sha != push.after:
+            return None
+        if last.outcome != "success" and RETRYABLE_MARK in (last.error or ""):
+            return None  # a file failed for a reason that may pass: this delivery is its retry
+        if last.delivery_id == delivery.delivery_id:
+            return SyncSummary(head_sha=last.head_sha, skipped_reason="delivery already processed")
+        self._start(delivery, push)
+        self._store.finish_delivery(
+            delivery.delivery_id,
+            head_sha=last.head_sha,
+            processed=0,
+            succeeded=0,
+            failed=0,
+            archived=0,
+            outcome="skipped",
+            error=None,
+            now=self._clock(),
+        )
+        log.info(
+            "Head already synced",
+            extra={
+                "delivery": delivery.delivery_id,
+                "head_sha": last.head_sha,
+                "synced_by": last.delivery_id,
+            },
+        )
+        return SyncSummary(head_sha=last.head_sha, skipped_reason="head already synced")
 
     def _start(self, delivery: DeliveryInfo, push: PushRef) -> None:
         self._store.start_delivery(
@@ -249,7 +288,11 @@ class Worker:
             failed=summary.failed,
             archived=summary.archived,
             outcome=summary.outcome,
-            error="; ".join(f"{f.path}: {f.message}" for f in summary.failures)[:2000] or None,
+            # Retryable failures first, so the mark survives the cut.
+            error="; ".join(
+                _failure_text(f) for f in sorted(summary.failures, key=lambda f: not f.retryable)
+            )[:2000]
+            or None,
             now=self._clock(),
         )
         return summary
@@ -368,6 +411,15 @@ class _Read:
     parsed: list[ParsedArticle]
     failures: list[FileFailure]
     started: float  # time.monotonic() when the read began, for the log's duration
+
+
+# Marks a failure in the delivery record that may pass on retry; a replay of that head syncs again.
+RETRYABLE_MARK = "[retryable]"
+
+
+def _failure_text(failure: FileFailure) -> str:
+    text = f"{failure.path}: {failure.message}"
+    return f"{text} {RETRYABLE_MARK}" if failure.retryable else text
 
 
 def _slug_error(path: str, articles_dir: str) -> str:

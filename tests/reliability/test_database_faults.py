@@ -241,7 +241,9 @@ def run_in_thread(target: Callable[[], Any]) -> tuple[threading.Thread, list[Any
     return thread, outcome
 
 
-def test_second_delivery_waits_for_the_lock_held_by_the_first_and_then_runs(blog: Blog) -> None:
+def test_second_delivery_waits_for_the_lock_and_ends_at_once_behind_a_sync_of_its_head(
+    blog: Blog,
+) -> None:
     # GIVEN a delivery in progress, held inside the user's lock by a slow blob
     blog.github.set_files({"articles/a.md": article("A"), "articles/b.md": article("B")})
     gate = gate_blob(blog.github, article("A"))
@@ -254,12 +256,14 @@ def test_second_delivery_waits_for_the_lock_held_by_the_first_and_then_runs(blog
     # THEN it waits while the first holds the lock...
     assert second.is_alive() and not second_out, "the second delivery did not wait for the lock"
 
-    # ...and runs once the first finishes, finding nothing left to do
+    # ...and, once the first has synced the head it pushed, ends at once without reading GitHub
+    blog.github.reset_records()
     gate.open()
     first.join(15)
     second.join(15)
     assert first_out[0].get_json() == {"status": "processed", "processed": 2, "succeeded": 2, "failed": 0}
-    assert second_out[0].get_json() == {"status": "processed", "processed": 2, "succeeded": 2, "failed": 0}
+    assert second_out[0].get_json() == {"status": "skipped", "reason": "head already synced"}
+    assert blog.github.count("tree") == 0
     assert delivery(blog, "second").started_at >= delivery(blog, "first").finished_at  # type: ignore[operator]
     assert sorted(served(blog)) == ["a", "b"]
 
