@@ -51,6 +51,7 @@ class SyncSummary:
     head_sha: str | None = None
     failures: list[FileFailure] = field(default_factory=list)
     skipped_reason: str | None = None
+    listing_complete: bool = True  # False: the tree listing was truncated, so nothing was archived
 
     @property
     def retryable(self) -> bool:
@@ -208,8 +209,10 @@ class Worker:
         last = self._store.last_sync(push.installation_id, push.repository)
         if last is None or not push.after or last.head_sha != push.after:
             return None
-        if last.outcome != "success" and RETRYABLE_MARK in (last.error or ""):
-            return None  # a file failed for a reason that may pass: this delivery is its retry
+        if RETRYABLE_MARK in (last.error or ""):
+            # A file failed for a reason that may pass, or the listing was truncated: syncing this
+            # head again can still change something.
+            return None
         if last.delivery_id == delivery.delivery_id:
             return SyncSummary(head_sha=last.head_sha, skipped_reason="delivery already processed")
         self._start(delivery, push)
@@ -282,11 +285,7 @@ class Worker:
             failed=summary.failed,
             archived=summary.archived,
             outcome=summary.outcome,
-            # Retryable failures first, so the mark survives the cut.
-            error="; ".join(
-                _failure_text(f) for f in sorted(summary.failures, key=lambda f: not f.retryable)
-            )[:2000]
-            or None,
+            error=_delivery_error(summary),
             now=self._clock(),
         )
         return summary
@@ -384,6 +383,7 @@ class Worker:
             written=result.written,
             archived=result.archived,
             failed=len(read.failures),
+            listing_complete=snapshot.complete,
         )
         summary.succeeded = summary.processed - summary.failed
         log.info(
@@ -409,6 +409,13 @@ class _Read:
 
 # Marks a failure in the delivery record that may pass on retry; a replay of that head syncs again.
 RETRYABLE_MARK = "[retryable]"
+
+
+def _delivery_error(summary: SyncSummary) -> str | None:
+    """The delivery record's error text; what may pass on retry comes first, so its mark survives the cut."""
+    parts = [] if summary.listing_complete else [f"tree listing truncated, nothing archived {RETRYABLE_MARK}"]
+    parts += [_failure_text(f) for f in sorted(summary.failures, key=lambda f: not f.retryable)]
+    return "; ".join(parts)[:2000] or None
 
 
 def _failure_text(failure: FileFailure) -> str:
