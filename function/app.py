@@ -30,7 +30,7 @@ def create_app(
     if services is None:
         services = Services(settings or _settings_from_environment(), **overrides)
     settings = services.settings
-    configure_logging(settings.log_level, settings.secrets())
+    configure_logging(settings.log_level, settings.secrets(), library_level=settings.library_log_level)
 
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_DELIVERY_BYTES

@@ -35,6 +35,8 @@ class Settings:
     https_proxy: str | None = None
     no_proxy: tuple[str, ...] = ()
     log_level: str = names.DEFAULT_LOG_LEVEL
+    # Third-party loggers stay at INFO or above unless this asks for them (DEBUG to debug urllib3...).
+    library_log_level: str | None = None
     allow_raw_html: bool = False
     # GitHub account login -> blog user name, for installation events whose login differs from the name.
     installation_user_map: Mapping[str, str] = field(default_factory=dict)
@@ -66,6 +68,8 @@ class Settings:
             )
         if not self.github_api_url.startswith(("https://", "http://")):
             raise ConfigError(f"{names.ENV_GITHUB_API_URL} must start with https://")
+        if self.library_log_level is not None and self.library_log_level not in _LOG_LEVELS:
+            raise ConfigError(f"{names.ENV_LIBRARY_LOG_LEVEL} must be one of {', '.join(_LOG_LEVELS)}")
         # Refused now, naming the setting, rather than as a 500 on every request (and Lambda retrying
         # a configuration error until the dead-letter queue).
         parse_database_url(self.database_url)
@@ -169,6 +173,7 @@ class Settings:
             https_proxy=env.get(names.ENV_HTTPS_PROXY) or env.get("https_proxy") or None,
             no_proxy=_split(env.get(names.ENV_NO_PROXY) or env.get("no_proxy") or ""),
             log_level=(env.get(names.ENV_LOG_LEVEL) or names.DEFAULT_LOG_LEVEL).upper(),
+            library_log_level=(env.get(names.ENV_LIBRARY_LOG_LEVEL) or "").upper() or None,
             allow_raw_html=(env.get(names.ENV_ALLOW_RAW_HTML, "").lower() in {"1", "true", "yes"}),
             installation_user_map=_parse_map(env.get(names.ENV_INSTALLATION_MAP, "")),
             require_secret=require_secret,

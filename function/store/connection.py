@@ -39,12 +39,42 @@ _CONNECTION_ERRORS = frozenset(
 )
 
 
+# Error codes that mean "the server refused us": a wrong password or user, a host not allowed, a TLS or
+# auth-plugin failure. A configuration or rotation problem, not a bug in a delivery: answered 503 like
+# an outage (retryable, the cause in the log), never 500 INTERNAL retried into the dead-letter queue.
+_AUTH_ERRORS = frozenset(
+    {
+        1044,  # access denied for user to database
+        1045,  # access denied for user (using password: YES/NO)
+        1049,  # unknown database (a DATABASE_URL naming a database that is not there yet)
+        1129,  # host blocked because of many connection errors
+        1130,  # host is not allowed to connect
+        1251,  # client does not support the server's authentication protocol
+        1698,  # MariaDB/MySQL: access denied (auth plugin, e.g. unix_socket)
+        2026,  # TLS connection error
+        2059,  # authentication plugin cannot be loaded
+        2061,  # authentication requires a secure connection
+        3159,  # connections using insecure transport are prohibited (require_secure_transport)
+        8004,  # TiDB Cloud: server requires TLS / not allowed
+    }
+)
+
+
+def error_code(exc: BaseException) -> int | None:
+    """The driver's numeric error code inside ``exc``, if any."""
+    for err in _causes(exc):
+        if isinstance(err, pymysql.err.MySQLError) and err.args and isinstance(err.args[0], int):
+            return err.args[0]
+    return None
+
+
 def is_connection_error(exc: BaseException) -> bool:
-    """True when ``exc`` (a Peewee or driver error) means the database is unreachable, the connection
-    dropped, or the server aborted the transaction for a reason that passes on retry."""
+    """True when ``exc`` (a Peewee or driver error) means the database is unreachable, refused our
+    credentials, the connection dropped, or the server aborted the transaction for a reason that
+    passes on retry."""
     for err in _causes(exc):
         if isinstance(err, pymysql.err.OperationalError | pymysql.err.InternalError) and err.args:
-            if err.args[0] in _CONNECTION_ERRORS:
+            if err.args[0] in _CONNECTION_ERRORS or err.args[0] in _AUTH_ERRORS:
                 return True
         elif isinstance(err, pymysql.err.InterfaceError):
             return True  # PyMySQL raises it for a connection that is already closed
@@ -81,15 +111,15 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 
 
 @contextlib.contextmanager
-def translate_errors() -> Iterator[None]:
-    """Re-raise connection-level failures inside the block as DatabaseUnavailable."""
+def translate_errors(server: str = "") -> Iterator[None]:
+    """Re-raise connection-level failures inside the block as DatabaseUnavailable (naming ``server``)."""
     try:
         yield
     except DatabaseUnavailable:
         raise
     except (peewee.PeeweeException, pymysql.err.Error, sqlite3.Error, OSError) as exc:
         if is_connection_error(exc):
-            raise DatabaseUnavailable(_describe(exc)) from exc
+            raise DatabaseUnavailable(_describe(exc, server)) from exc
         if is_missing_table(exc):
             raise DatabaseNotInitialised(
                 "the database has no blog-api tables yet: run `blog-api init-db` against it"
@@ -97,9 +127,24 @@ def translate_errors() -> Iterator[None]:
         raise
 
 
-def _describe(exc: BaseException) -> str:
-    # Driver messages name the host and the error, never the password.
-    return f"database unavailable: {exc}"[:500]
+def _describe(exc: BaseException, server: str) -> str:
+    # Driver messages name the user and the error, never the password; the server and the code are
+    # what an operator needs to tell a wrong password (1045) from an outage (2003).
+    code = error_code(exc)
+    kind = "refused the credentials" if code in _AUTH_ERRORS else "unavailable"
+    where = f" at {server}" if server else ""
+    number = f" (error {code})" if code is not None else ""
+    return f"database{where} {kind}{number}: {exc}"[:500]
+
+
+def server_of(db: peewee.Database) -> str:
+    """``host:port`` (or the SQLite file) of ``db``, for log lines; never the user or password."""
+    if isinstance(db, peewee.SqliteDatabase):
+        return str(db.database)
+    params = getattr(db, "connect_params", {}) or {}
+    host = params.get("host") or params.get("unix_socket") or "localhost"
+    port = params.get("port")
+    return f"{host}:{port}" if port else str(host)
 
 
 @contextlib.contextmanager
@@ -111,10 +156,11 @@ def connection(db: peewee.Database | peewee.DatabaseProxy) -> Iterator[peewee.Da
     """
     real = unwrap(db)
     opened = False
-    with translate_errors():
+    server = server_of(real)
+    with translate_errors(server):
         opened = real.connect(reuse_if_open=True)
     try:
-        with translate_errors():
+        with translate_errors(server):
             yield real
     finally:
         if opened:

@@ -52,6 +52,7 @@ class SyncSummary:
     head_sha: str | None = None
     failures: list[FileFailure] = field(default_factory=list)
     skipped_reason: str | None = None
+    listing_complete: bool = True  # False: the tree listing was truncated, so nothing was archived
 
     @property
     def retryable(self) -> bool:
@@ -115,6 +116,7 @@ class Store(Protocol):
     ) -> Any: ...
     def user_lock(self, user_id: int, timeout_s: float) -> Any: ...
     def get_delivery(self, delivery_id: str) -> Any: ...
+    def last_sync(self, installation_id: int, repository: str) -> Any: ...
     def start_delivery(
         self,
         delivery_id: str,
@@ -194,6 +196,9 @@ class Worker:
                 raise UnknownInstallation(push.installation_id)
             if not follows(user, push):
                 return self._skip_other_repository(user, delivery, push)
+            replayed = self._already_synced(delivery, push)
+            if replayed is not None:
+                return replayed
             repo = RepoRef(push.repository, push.branch, push.installation_id, pushed_head=push.after)
             # GitHub and the database are both tens of milliseconds away, and neither needs the other
             # until the writes: the repository is read (listing, changed files, parsing) on another
@@ -214,6 +219,43 @@ class Worker:
                 if previous is not None and previous.outcome == "success":
                     return SyncSummary(skipped_reason="delivery already processed")
                 return self._process_locked(user, delivery, push, index, reading)
+
+    def _already_synced(self, delivery: DeliveryInfo, push: PushRef) -> SyncSummary | None:
+        """Replays cost nothing: a push whose ``after`` is the head the latest sync of this user's
+        repository reached, with no transient failure left from it, is done without a GitHub request.
+        It also coalesces deliveries queued on the lock: the ones behind a sync of their head end here.
+        (X-GitHub-Delivery is not signed, so one captured push can come back under any number of ids.)
+        One SELECT, under the lock, before the read starts."""
+        last = self._store.last_sync(push.installation_id, push.repository)
+        if last is None or not push.after or last.head_sha != push.after:
+            return None
+        if RETRYABLE_MARK in (last.error or ""):
+            # A file failed for a reason that may pass, or the listing was truncated: syncing this
+            # head again can still change something.
+            return None
+        if last.delivery_id == delivery.delivery_id:
+            return SyncSummary(head_sha=last.head_sha, skipped_reason="delivery already processed")
+        self._start(delivery, push)
+        self._store.finish_delivery(
+            delivery.delivery_id,
+            head_sha=last.head_sha,
+            processed=0,
+            succeeded=0,
+            failed=0,
+            archived=0,
+            outcome="skipped",
+            error=None,
+            now=self._clock(),
+        )
+        log.info(
+            "Head already synced",
+            extra={
+                "delivery": delivery.delivery_id,
+                "head_sha": last.head_sha,
+                "synced_by": last.delivery_id,
+            },
+        )
+        return SyncSummary(head_sha=last.head_sha, skipped_reason="head already synced")
 
     def _start(self, delivery: DeliveryInfo, push: PushRef) -> None:
         self._store.start_delivery(
@@ -288,7 +330,7 @@ class Worker:
             failed=summary.failed,
             archived=summary.archived,
             outcome=summary.outcome,
-            error="; ".join(f"{f.path}: {f.message}" for f in summary.failures)[:2000] or None,
+            error=_delivery_error(summary),
             now=self._clock(),
             written=summary.written,
             unchanged=summary.unchanged,
@@ -406,6 +448,7 @@ class Worker:
             written=written,
             archived=archived,
             failed=len(read.failures),
+            listing_complete=snapshot.complete,
         )
         summary.succeeded = summary.processed - summary.failed
         log.info(
@@ -446,6 +489,22 @@ def follows(user: Any, push: PushRef) -> bool:
     if user.repository_id is not None and push.repository_id is not None:
         return bool(user.repository_id == push.repository_id)
     return same_name(user.repository, push.repository)
+
+
+# Marks a failure in the delivery record that may pass on retry; a replay of that head syncs again.
+RETRYABLE_MARK = "[retryable]"
+
+
+def _delivery_error(summary: SyncSummary) -> str | None:
+    """The delivery record's error text; what may pass on retry comes first, so its mark survives the cut."""
+    parts = [] if summary.listing_complete else [f"tree listing truncated, nothing archived {RETRYABLE_MARK}"]
+    parts += [_failure_text(f) for f in sorted(summary.failures, key=lambda f: not f.retryable)]
+    return "; ".join(parts)[:2000] or None
+
+
+def _failure_text(failure: FileFailure) -> str:
+    text = f"{failure.path}: {failure.message}"
+    return f"{text} {RETRYABLE_MARK}" if failure.retryable else text
 
 
 def _slug_error(path: str, articles_dir: str) -> str:

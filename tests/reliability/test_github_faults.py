@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 
 from function.errors import PassThroughFailed
+from function.sources.gitsha import git_blob_sha
 from tests.reliability.helpers import (
     TREES,
     blob_path,
@@ -215,7 +216,8 @@ def test_five_megabyte_file_fails_with_a_size_message_and_nothing_else_is_affect
     # WHEN the push is delivered
     answer = blog.push(delivery="huge")
 
-    # THEN the big file fails with the parser's size limit; its row is untouched; the others are in sync
+    # THEN the big file fails with its size, without being downloaded; its row is untouched; the others
+    # are in sync
     assert contract_counts(answer.get_json()) == {
         "status": "processed",
         "processed": 3,
@@ -223,7 +225,8 @@ def test_five_megabyte_file_fails_with_a_size_message_and_nothing_else_is_affect
         "failed": 1,
     }
     error = delivery(blog, "huge").error or ""
-    assert "articles/b.md" in error and "at most 1048576 bytes" in error
+    assert "articles/b.md" in error and f"{len(huge)} bytes, over the 1048576-byte limit" in error
+    assert not [r for r in blog.github.requests if r.path.endswith(git_blob_sha(huge))]
     after = stored(blog)
     assert after["b"] == before["b"]
     assert after["a"] == before["a"]
