@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from function.articles.ignored import is_ignored_name
 from function.errors import HttpError, SourcePermanentError, SourceUnavailable
 from function.github.app_auth import API_VERSION, GITHUB_JSON, is_rate_limited
 from function.github.http import HttpClient
@@ -216,7 +217,7 @@ class GitHubSource:
         if not isinstance(path, str) or not path.startswith(prefix):
             return None
         name = path[len(prefix) :]
-        if "/" in name or not name.endswith(".md") or not isinstance(sha, str):
+        if "/" in name or not name.endswith(".md") or is_ignored_name(name) or not isinstance(sha, str):
             return None
         return RepoFile(path=path, sha=sha.lower())
 

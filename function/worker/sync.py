@@ -12,13 +12,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol
 
 from function.articles.parse import is_article_path, parse_article, slug_for_path
 from function.articles.parsed import ParsedArticle
 from function.errors import ArticleParseError, NotFound, UnknownInstallation
-from function.sources.port import ArticleSource, FetchFailure, RepoRef, Snapshot
+from function.sources.port import ArticleSource, FetchFailure, RepoFile, RepoRef, Snapshot
+from function.store.records import RememberedFailure
 from function.webhooks.envelope import PushRef
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,16 @@ class FileFailure:
     path: str
     message: str
     retryable: bool
+    # Failed to parse at this same blob before: reported from the store, neither fetched nor parsed again.
+    remembered: bool = False
+
+
+@dataclass(frozen=True)
+class FileWarning:
+    """Something to fix in a file that is still served (an unknown front matter key): never a failure."""
+
+    path: str
+    message: str
 
 
 @dataclass
@@ -49,6 +60,8 @@ class SyncSummary:
     archived: int = 0
     head_sha: str | None = None
     failures: list[FileFailure] = field(default_factory=list)
+    warnings: list[FileWarning] = field(default_factory=list)
+    drafts: int = 0  # of the articles in sync, how many are drafts (publish false): not served
     skipped_reason: str | None = None
 
     @property
@@ -58,9 +71,19 @@ class SyncSummary:
 
     @property
     def outcome(self) -> str:
+        """``partial``: some files are broken (they fail again until their blob changes), the delivery
+        is complete all the same; ``failed``: some file may pass on a retry (GitHub 5xx, time-out)."""
         if self.skipped_reason:
             return "skipped"
-        return "success" if not self.failures else "partial"
+        if not self.failures:
+            return "success"
+        return "failed" if self.retryable else "partial"
+
+    def record_text(self) -> str | None:
+        """The delivery record's text: every failure and warning with its path (None when there is none)."""
+        lines = [f"{f.path}: {f.message}" for f in self.failures]
+        lines += [f"warning: {w.path}: {w.message}" for w in self.warnings]
+        return "; ".join(lines)[:2000] or None
 
     def to_json(self) -> dict[str, Any]:
         if self.skipped_reason:
@@ -80,6 +103,8 @@ class SyncSummary:
             "fetched": self.fetched,
             "written": self.written,
             "archived": self.archived,
+            "drafts": self.drafts,
+            "warnings": len(self.warnings),
             "head_sha": self.head_sha,
         }
 
@@ -98,6 +123,10 @@ class Store(Protocol):
     def get_user(self, name: str) -> Any: ...
     def set_repository(self, user_id: int, repository: str) -> None: ...
     def load_index(self, user_id: int) -> Mapping[str, Any]: ...
+    def load_failures(self, user_id: int) -> Mapping[str, Any]: ...
+    def remember_failures(
+        self, user_id: int, failures: Sequence[Any], forget_slugs: Sequence[str]
+    ) -> None: ...
     def apply(
         self,
         user_id: int,
@@ -143,6 +172,7 @@ class Worker:
         *,
         articles_dir: str = "articles",
         allow_raw_html: bool = False,
+        timezone: tzinfo | None = None,
         clock: Clock = utc_now,
         # Under the database read time-out (30 s), or a long wait would look like an outage.
         lock_timeout_s: float = 25.0,
@@ -151,6 +181,7 @@ class Worker:
         self._source = source
         self._articles_dir = articles_dir
         self._allow_raw_html = allow_raw_html
+        self._timezone = timezone
         self._clock = clock
         self._lock_timeout_s = lock_timeout_s
 
@@ -159,7 +190,8 @@ class Worker:
 
         The per-user lock serialises deliveries for one user, and the head is read inside it, so
         two deliveries that run at once or finish out of order can never roll content back. A
-        delivery already recorded as a success is skipped cheaply; a failed one runs again.
+        delivery already recorded as complete (a success, or partial: only broken files failed) is
+        skipped cheaply; a failed one runs again.
         Raises UnknownInstallation (permanent) or the source's / database's retryable errors.
         """
         with self._store.installation_user_locked(push.installation_id, self._lock_timeout_s) as user:
@@ -188,18 +220,21 @@ class Worker:
             # records its start. A duplicate wastes at most that read; every other delivery saves the
             # database's round trips. The block ends only once the read is over.
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read") as pool:
-                index_loaded: Future[Mapping[str, Any]] = Future()
+                index_loaded: Future[_Known] = Future()
                 reading = pool.submit(self._read_when_indexed, repo, index_loaded)
                 try:
-                    index = self._store.load_index(user.id)
+                    known = self._load_known(user.id)
                 except BaseException as exc:
                     index_loaded.set_exception(exc)
                     raise
-                index_loaded.set_result(index)
+                index_loaded.set_result(known)
                 previous = self._store.get_delivery(delivery.delivery_id)
-                if previous is not None and previous.outcome == "success":
+                if previous is not None and previous.outcome in ("success", "partial"):
                     return SyncSummary(skipped_reason="delivery already processed")
-                return self._process_locked(user, delivery, push, index, reading)
+                return self._process_locked(user, delivery, push, known, reading)
+
+    def _load_known(self, user_id: int) -> _Known:
+        return _Known(self._store.load_index(user_id), self._store.load_failures(user_id))
 
     def _start(self, delivery: DeliveryInfo, push: PushRef) -> None:
         self._store.start_delivery(
@@ -229,7 +264,7 @@ class Worker:
         user: Any,
         delivery: DeliveryInfo,
         push: PushRef,
-        index: Mapping[str, Any],
+        known: _Known,
         reading: Future[_Read],
     ) -> SyncSummary:
         """The delivery's work once its user's lock is held and the repository's read is on the way."""
@@ -237,7 +272,7 @@ class Worker:
         if user.repository != push.repository:
             self._store.set_repository(user.id, push.repository)
         try:
-            summary = self._write(user.id, reading.result(), index)
+            summary = self._write(user.id, reading.result(), known)
         except Exception as exc:
             self._finish_failed(delivery, f"{type(exc).__name__}: {exc}"[:2000])
             raise
@@ -249,7 +284,7 @@ class Worker:
             failed=summary.failed,
             archived=summary.archived,
             outcome=summary.outcome,
-            error="; ".join(f"{f.path}: {f.message}" for f in summary.failures)[:2000] or None,
+            error=summary.record_text(),
             now=self._clock(),
         )
         return summary
@@ -269,19 +304,21 @@ class Worker:
             raise NotFound(f"no user named {name!r}")
         repo = RepoRef(repository or user.repository or "", branch, user.installation_id)
         with self._store.user_lock(user.id, self._lock_timeout_s):
-            index = self._store.load_index(user.id)
-            read = self._read(repo, self._source.snapshot(repo), index, progress)
-            return self._write(user.id, read, index)
+            known = self._load_known(user.id)
+            read = self._read(repo, self._source.snapshot(repo), known, progress)
+            return self._write(user.id, read, known)
 
-    def _read_when_indexed(self, repo: RepoRef, index_loaded: Future[Mapping[str, Any]]) -> _Read:
+    def _read_when_indexed(self, repo: RepoRef, index_loaded: Future[_Known]) -> _Read:
         snapshot = self._source.snapshot(repo)
         return self._read(repo, snapshot, index_loaded.result())
 
     def _read(
-        self, repo: RepoRef, snapshot: Snapshot, index: Mapping[str, Any], progress: Progress | None = None
+        self, repo: RepoRef, snapshot: Snapshot, known: _Known, progress: Progress | None = None
     ) -> _Read:
-        """Diff the listing against the index, fetch and parse what changed: no database access."""
+        """Diff the listing against the index, fetch and parse what changed: no database access.
+        A file that failed to parse at the same blob before is reported again but not fetched."""
         started = time.monotonic()
+        index = known.index
         files_by_slug = {}
         failures: list[FileFailure] = []
         for file in snapshot.files:
@@ -292,15 +329,19 @@ class Worker:
                 # An article file whose name cannot be a slug fails alone, with the parser's reason.
                 failures.append(FileFailure(file.path, _slug_error(file.path, self._articles_dir), False))
         badly_named = len(failures)
-        changed = [
-            file
-            for slug, file in files_by_slug.items()
-            if (stored := index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived
-        ]
+        changed = []
+        for slug, file in files_by_slug.items():
+            remembered = known.failures.get(slug)
+            if remembered is not None and remembered.blob_sha == file.sha and remembered.path == file.path:
+                failures.append(FileFailure(file.path, remembered.message, False, remembered=True))
+            elif (stored := index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived:
+                changed.append(file)
         if progress:
             progress(0, len(changed))
 
         parsed: list[ParsedArticle] = []
+        parse_failures: list[tuple[str, RepoFile, str]] = []
+        by_path = {file.path: (slug, file) for slug, file in files_by_slug.items()}
         results = self._source.fetch(repo, snapshot, changed) if changed else []
         for done, result in enumerate(results, start=1):
             if isinstance(result, FetchFailure):
@@ -314,21 +355,43 @@ class Worker:
                             result.content,
                             articles_dir=self._articles_dir,
                             allow_raw_html=self._allow_raw_html,
+                            timezone=self._timezone,
                         )
                     )
                 except ArticleParseError as exc:
                     failures.append(FileFailure(result.path, str(exc), retryable=False))
+                    slug, file = by_path[result.path]
+                    parse_failures.append((slug, file, str(exc)))
             if progress:
                 progress(done, len(changed))
+        warnings = [FileWarning(a.path, message) for a in parsed for message in a.warnings]
         for failure in failures:
             log.warning(
                 "Article failed",
-                extra={"path": failure.path, "error": failure.message, "retryable": failure.retryable},
+                extra={
+                    "path": failure.path,
+                    "error": failure.message,
+                    "retryable": failure.retryable,
+                    "remembered": failure.remembered,
+                },
             )
-        return _Read(snapshot, set(files_by_slug), badly_named, len(changed), parsed, failures, started)
+        for warning in warnings:
+            log.warning("Article warning", extra={"path": warning.path, "warning": warning.message})
+        return _Read(
+            snapshot,
+            set(files_by_slug),
+            badly_named,
+            len(changed),
+            parsed,
+            failures,
+            started,
+            warnings,
+            parse_failures,
+        )
 
-    def _write(self, user_id: int, read: _Read, index: Mapping[str, Any]) -> SyncSummary:
+    def _write(self, user_id: int, read: _Read, known: _Known) -> SyncSummary:
         """Apply a read to the database and sum it up."""
+        index = known.index
         snapshot = read.snapshot
         # A truncated listing may just be missing paths: never archive from it.
         if snapshot.complete:
@@ -339,7 +402,18 @@ class Worker:
 
         # The index was read under the user's lock, which is still held: apply need not read it again.
         result = self._store.apply(user_id, read.parsed, archive, self._clock(), index=index)
+        self._remember_failures(user_id, read, known)
+        parsed_by_slug = {a.slug: a for a in read.parsed}
+        failed_paths = {f.path for f in read.failures}
+        drafts = 0
+        for slug in read.slugs:
+            if slug in parsed_by_slug:
+                drafts += not parsed_by_slug[slug].publish
+            elif (stored := index.get(slug)) is not None and stored.path not in failed_paths:
+                drafts += not stored.publish
         summary = SyncSummary(
+            warnings=read.warnings,
+            drafts=drafts,
             processed=len(read.slugs) + read.badly_named,
             fetched=read.fetched,
             head_sha=snapshot.head_sha,
@@ -355,6 +429,33 @@ class Worker:
         )
         return summary
 
+    def _remember_failures(self, user_id: int, read: _Read, known: _Known) -> None:
+        """Remember this read's parse failures by blob; forget those of files that now parse, changed,
+        or are gone (only from a complete listing). No statement when nothing changed."""
+        new = [
+            RememberedFailure(slug, file.path, file.sha, message)
+            for slug, file, message in read.parse_failures
+            if known.failures.get(slug) != RememberedFailure(slug, file.path, file.sha, message)
+        ]
+        still_failing = {f.path for f in read.failures}
+        forget = [
+            slug
+            for slug, failure in known.failures.items()
+            if slug in {a.slug for a in read.parsed}
+            or (read.snapshot.complete and slug not in read.slugs)
+            or (slug in read.slugs and failure.path not in still_failing)
+        ]
+        if new or forget:
+            self._store.remember_failures(user_id, new, forget)
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What the database knows before a read: the article index and the remembered parse failures."""
+
+    index: Mapping[str, Any]
+    failures: Mapping[str, RememberedFailure]
+
 
 @dataclass
 class _Read:
@@ -368,6 +469,8 @@ class _Read:
     parsed: list[ParsedArticle]
     failures: list[FileFailure]
     started: float  # time.monotonic() when the read began, for the log's duration
+    warnings: list[FileWarning] = field(default_factory=list)
+    parse_failures: list[tuple[str, RepoFile, str]] = field(default_factory=list)  # (slug, file, reason)
 
 
 def _slug_error(path: str, articles_dir: str) -> str:
