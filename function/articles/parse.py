@@ -16,7 +16,8 @@ Decisions where the contract is silent:
   read by ``function.articles.front_matter``.
 * Strings are never coerced: ``title: 2024`` or ``title: 2024-01-01`` is an error telling the author to
   quote it, because YAML would already have changed the text (``1.10`` → ``1.1``).
-* ``title`` is required, stripped, non-empty, one line, at most 500 characters. ``type``, ``description``,
+* ``title`` is required: stripped, non-empty (only a draft may leave it empty, as ``zenn new:article``
+  writes it: ``title: ""``, stored as ""), one line, at most 500 characters. ``type``, ``description``,
   ``thumbnail`` are optional strings (absent, null or blank → None); ``thumbnail`` must not use a
   script-capable URL scheme (the same check as links in the body).
 * ``emoji`` is an optional string like ``type`` (one line, at most 32 characters: a few code points).
@@ -110,7 +111,8 @@ def parse_article(
     meta, body = _split_front_matter(text)
 
     title = _text_field(meta, "title", MAX_TITLE_CHARS, multiline=False)
-    if title is None:
+    publish = front_matter.publish_flag(meta)
+    if title is None and (publish or "title" not in meta):
         raise ArticleParseError("front matter: 'title' is required and must not be empty")
     type_ = _text_field(meta, "type", MAX_TYPE_CHARS, multiline=False)
     description = _text_field(meta, "description", MAX_DESCRIPTION_CHARS, multiline=True)
@@ -118,7 +120,6 @@ def parse_article(
     if thumbnail is not None and not is_safe_url(thumbnail):
         raise ArticleParseError("front matter: 'thumbnail' uses a URL scheme that is not allowed")
     emoji = _text_field(meta, "emoji", MAX_EMOJI_CHARS, multiline=False)
-    publish = front_matter.publish_flag(meta)
     tags = _tags(meta)
     published_at = front_matter.publication_time(meta, zone)
     warnings = tuple(f"unknown front matter key {key!r} (ignored)" for key in front_matter.unknown_keys(meta))
@@ -129,7 +130,7 @@ def parse_article(
         slug=slug,
         path=path,
         blob_sha=blob_sha,
-        title=title,
+        title=title or "",
         type=type_,
         description=description,
         thumbnail=thumbnail,
@@ -138,7 +139,7 @@ def parse_article(
         content=markdown,
         content_html=html,
         content_hash=content_hash(
-            title=title,
+            title=title or "",
             type=type_,
             description=description,
             thumbnail=thumbnail,

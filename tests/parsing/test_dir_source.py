@@ -232,7 +232,12 @@ def test_badly_named_md_files_are_listed_and_non_articles_are_not(root: Path) ->
         write(root / "articles" / name, "x")
     paths = {f.path for f in DirectorySource(root).snapshot(REPO).files}
     assert "articles/hello world.md" in paths
-    assert not paths & {"articles/.hidden.md", "articles/_template.md", "articles/README.md", "articles/readme.md"}
+    assert not paths & {
+        "articles/.hidden.md",
+        "articles/_template.md",
+        "articles/README.md",
+        "articles/readme.md",
+    }
 
 
 def test_non_utf8_file_names_are_skipped(root: Path) -> None:
