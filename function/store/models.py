@@ -208,12 +208,29 @@ MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, FailedFil
 
 
 def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
-    """Create every table and index that does not exist yet (idempotent; DDL only on a new database)."""
+    """Create every table and index that does not exist yet, and add the nullable columns a newer
+    version brought (idempotent; DDL only when something is missing)."""
     db = unwrap(db)
     existing = set(db.get_tables())
     for model in MODELS:
         if model._meta.table_name not in existing:
             peewee.SchemaManager(model, db).create_all(safe=True)
+        else:
+            _add_nullable_columns(db, model)
+
+
+def _add_nullable_columns(db: peewee.Database, model: type[BaseModel]) -> None:
+    """A nullable column this version reads (``articles.emoji``) is added to a table an older version
+    made: it changes no row (every row reads NULL, what the column means when absent). Any other
+    difference is left to ``schema_differences`` to report, never altered here."""
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    table = model._meta.table_name
+    present = {column.name for column in db.get_columns(table)}
+    missing = [f for f in model._meta.sorted_fields if f.column_name not in present and f.null]
+    if missing:
+        migrator = SchemaMigrator.from_database(db)
+        migrate(*(migrator.add_column(table, f.column_name, f) for f in missing))
 
 
 def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:
