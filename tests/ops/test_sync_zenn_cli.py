@@ -40,7 +40,7 @@ def published(url: str) -> dict[str, object]:
     with connection(db):
         articles = PeeweeStore(db).published_articles("demo")
         assert articles is not None
-        found = {a.slug: a.published_at for a in articles}
+        found: dict[str, object] = {a.slug: a.published_at for a in articles}
     db.close()
     return found
 
