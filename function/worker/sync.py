@@ -21,6 +21,7 @@ from function.errors import ArticleParseError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, FetchFailure, RepoFile, RepoRef, Snapshot
 from function.store.records import RememberedFailure
 from function.webhooks.envelope import PushRef
+from function.webhooks.push import DeliveryInfo
 
 log = logging.getLogger(__name__)
 
@@ -107,13 +108,6 @@ class SyncSummary:
             "warnings": len(self.warnings),
             "head_sha": self.head_sha,
         }
-
-
-@dataclass(frozen=True)
-class DeliveryInfo:
-    delivery_id: str
-    event: str
-    received_at: datetime
 
 
 class Store(Protocol):
