@@ -432,10 +432,11 @@ class Worker:
             if known.failures.get(slug) != RememberedFailure(slug, file.path, file.sha, message)
         ]
         still_failing = {f.path for f in read.failures}
+        parsed = {a.slug for a in read.parsed}
         forget = [
             slug
             for slug, failure in known.failures.items()
-            if slug in {a.slug for a in read.parsed}
+            if slug in parsed
             or (read.snapshot.complete and slug not in read.slugs)
             or (slug in read.slugs and failure.path not in still_failing)
         ]

@@ -55,6 +55,9 @@ def test_sync_of_a_zenn_folder_serves_it_reports_drafts_and_exits_0(
     assert "5 published, 1 drafts" in result.stdout
     assert "README" not in result.stdout
     assert len(published(db_url)) == 5
+    # Nothing changed: nothing is read, and the drafts are counted from what is stored.
+    again = run_cli("sync", "--user", "demo", env=env)
+    assert "fetched=0" in again.stdout and "5 published, 1 drafts" in again.stdout
 
 
 def test_a_folder_of_only_non_articles_and_drafts_exits_0(

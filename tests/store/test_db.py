@@ -102,7 +102,9 @@ def test_create_tables_is_idempotent(db_url: str) -> None:
         create_tables(db)
         with count_statements(db) as seen:
             create_tables(db)
-        assert seen.count == 1  # only the look at which tables exist
+        # Only looks: which tables exist, and each table's columns (a nullable column a newer version
+        # reads would be added); no DDL. init-db is the only caller.
+        assert not [s for s in seen.statements if s.startswith(("CREATE", "ALTER"))], seen.statements
         assert {"users", "articles", "tags", "article_tags", "deliveries"} <= set(db.get_tables())
 
 
