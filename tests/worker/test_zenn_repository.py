@@ -16,6 +16,11 @@ def zenn_files() -> dict[str, bytes]:
     return {f"articles/{p.name}": p.read_bytes() for p in sorted(ZENN.iterdir())}
 
 
+def counts(answer: dict[str, object]) -> dict[str, object]:
+    """The answer's status and counts (it says more, e.g. which files changed)."""
+    return {k: answer[k] for k in ("status", "processed", "succeeded", "failed") if k in answer}
+
+
 def by_slug(blog: Blog) -> dict[str, dict[str, object]]:
     return {a["slug"]: a for a in blog.articles()}
 
@@ -26,7 +31,7 @@ def test_an_unedited_zenn_repository_serves_every_published_article_with_its_dat
     answer = blog.push(delivery="zenn-1")
 
     # README.md is not an article (not counted, not failed); the new:article draft is no failure either.
-    assert answer.get_json() == {"status": "processed", "processed": 6, "succeeded": 6, "failed": 0}
+    assert counts(answer.get_json()) == {"status": "processed", "processed": 6, "succeeded": 6, "failed": 0}
     served = by_slug(blog)
     assert set(served) == {
         "100-example-markdown-guide",
@@ -88,14 +93,14 @@ def test_a_broken_file_is_reported_every_time_but_never_fetched_again(blog: Blog
     files["articles/broken.md"] = BROKEN
     blog.github.set_files(files)
     first = blog.push(delivery="1").get_json()
-    assert first == {"status": "processed", "processed": 6, "succeeded": 5, "failed": 1}
+    assert counts(first) == {"status": "processed", "processed": 6, "succeeded": 5, "failed": 1}
 
     # A push that changes no article: no article file is fetched, and the broken one is still reported.
     blog.commit({"README.md": b"# touched\n"})
     blog.github.reset_records()
     with count_statements(blog.db) as statements:
         again = blog.push(delivery="2").get_json()
-    assert again == first
+    assert counts(again) == counts(first)
     assert blog.github.count("blob") == 0 and blog.github.count("tarball") == 0, blog.github.counts()
     writes = [s for s in statements.statements if s.startswith(("INSERT", "UPDATE", "DELETE"))]
     assert len(writes) <= 2, writes  # the delivery's start and finish: no article, no failure rewritten
@@ -108,7 +113,7 @@ def test_a_broken_file_is_reported_every_time_but_never_fetched_again(blog: Blog
     blog.commit({"articles/broken.md": article("Fixed")})
     blog.github.reset_records()
     fixed = blog.push(delivery="3").get_json()
-    assert fixed == {"status": "processed", "processed": 6, "succeeded": 6, "failed": 0}
+    assert counts(fixed) == {"status": "processed", "processed": 6, "succeeded": 6, "failed": 0}
     assert blog.github.count("blob") == 1
     assert by_slug(blog)["broken"]["title"] == "Fixed"
 
@@ -118,7 +123,7 @@ def test_a_delivery_with_only_broken_files_is_complete_and_its_redelivery_is_ski
     # On Lambda: no 5xx, so no retry.
     result = blog.deliver_via_lambda(delivery="once")
     assert result["statusCode"] == 200
-    assert result["body"] == {"status": "processed", "processed": 2, "succeeded": 1, "failed": 1}
+    assert counts(result["body"]) == {"status": "processed", "processed": 2, "succeeded": 1, "failed": 1}
     blog.github.reset_records()
     again = blog.deliver_via_lambda(delivery="once")
     assert again["body"]["status"] == "skipped"
