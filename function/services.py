@@ -95,6 +95,8 @@ class Services:
             return self._installation_lookup
 
     def worker(self, store: Any) -> Any:
+        from zoneinfo import ZoneInfo
+
         from function.worker.sync import Worker, utc_now
 
         return Worker(
@@ -102,6 +104,7 @@ class Services:
             self.source(),
             articles_dir=self.settings.articles_dir,
             allow_raw_html=self.settings.allow_raw_html,
+            timezone=ZoneInfo(self.settings.article_timezone),
             clock=self._clock or utc_now,
         )
 

@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from function.errors import ConfigError
 from function.store.url import parse_database_url
@@ -30,6 +31,8 @@ class Settings:
     article_source: str = names.DEFAULT_ARTICLE_SOURCE
     articles_dir: str = names.DEFAULT_ARTICLES_DIR
     article_branch: str | None = None
+    # The zone of zone-less front matter times (published_at: 2024-01-21 09:00), an IANA name.
+    article_timezone: str = names.DEFAULT_ARTICLE_TIMEZONE
     lambda_function_name: str | None = None
     pass_through_path: str = names.DEFAULT_PASS_THROUGH_PATH
     https_proxy: str | None = None
@@ -70,6 +73,13 @@ class Settings:
             raise ConfigError(f"{names.ENV_GITHUB_API_URL} must start with https://")
         if self.library_log_level is not None and self.library_log_level not in _LOG_LEVELS:
             raise ConfigError(f"{names.ENV_LIBRARY_LOG_LEVEL} must be one of {', '.join(_LOG_LEVELS)}")
+        try:
+            ZoneInfo(self.article_timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(
+                f"{names.ENV_ARTICLE_TIMEZONE} must be an IANA time zone name such as Asia/Tokyo or UTC,"
+                f" not {self.article_timezone!r}"
+            ) from None
         # Refused now, naming the setting, rather than as a 500 on every request (and Lambda retrying
         # a configuration error until the dead-letter queue).
         parse_database_url(self.database_url)
@@ -168,6 +178,8 @@ class Settings:
             article_source=env.get(names.ENV_ARTICLE_SOURCE) or names.DEFAULT_ARTICLE_SOURCE,
             articles_dir=(env.get(names.ENV_ARTICLES_DIR) or names.DEFAULT_ARTICLES_DIR).strip("/"),
             article_branch=env.get(names.ENV_ARTICLE_BRANCH) or None,
+            article_timezone=(env.get(names.ENV_ARTICLE_TIMEZONE) or "").strip()
+            or names.DEFAULT_ARTICLE_TIMEZONE,
             lambda_function_name=env.get(names.ENV_LAMBDA_FUNCTION_NAME) or None,
             pass_through_path=env.get(names.ENV_PASS_THROUGH_PATH) or names.DEFAULT_PASS_THROUGH_PATH,
             https_proxy=env.get(names.ENV_HTTPS_PROXY) or env.get("https_proxy") or None,

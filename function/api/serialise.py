@@ -28,6 +28,7 @@ def article_json(view: ArticleView) -> dict[str, Any]:
         "description": view.description,
         "type": view.type,
         "thumbnail": view.thumbnail,
+        "emoji": view.emoji,
         "tags": list(view.tags),
         "publishedAt": iso_utc(view.published_at),
         "createdAt": iso_utc(view.created_at),

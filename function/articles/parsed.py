@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 
 @dataclass(frozen=True)
@@ -20,3 +21,9 @@ class ParsedArticle:
     content_html: str  # rendered HTML (raw HTML escaped unless allowed)
     # sha256 over title, type, description, thumbnail, publish, tags and content: "did it change?"
     content_hash: str
+    emoji: str | None = None  # Zenn's emoji, served as the Article's "emoji"
+    # naive UTC: the front matter's published_at/date (it always wins over a stored time), or None
+    published_at: datetime | None = None
+    # naive UTC: 00:00 of the slug's leading date (2024-01-21-...), for an article without a time yet
+    slug_date: datetime | None = None
+    warnings: tuple[str, ...] = ()  # e.g. unknown front matter keys: reported, never a failure

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from function.articles.ignored import is_ignored_name
 from function.errors import BodyTooLarge, HttpError, SourcePermanentError, SourceUnavailable
 from function.github.app_auth import API_VERSION, GITHUB_JSON, is_rate_limited
 from function.github.http import CappedReader, HttpClient
@@ -233,7 +234,7 @@ class GitHubSource:
         if not isinstance(path, str) or not path.startswith(prefix):
             return None
         name = path[len(prefix) :]
-        if "/" in name or not name.endswith(".md") or not isinstance(sha, str):
+        if "/" in name or not name.endswith(".md") or is_ignored_name(name) or not isinstance(sha, str):
             return None
         size = entry.get("size")
         return RepoFile(path=path, sha=sha.lower(), size=size if isinstance(size, int) else None)

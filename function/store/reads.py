@@ -32,6 +32,7 @@ _VIEW_COLUMNS = (
     Article.published_at,
     Article.created_at,
     Article.updated_at,
+    Article.emoji,
 )
 
 
@@ -112,6 +113,7 @@ def _view(row: tuple[Any, ...], tags: tuple[str, ...]) -> ArticleView:
         published,
         created,
         updated,
+        emoji,
     ) = row
     return ArticleView(
         id=article_id,
@@ -126,4 +128,5 @@ def _view(row: tuple[Any, ...], tags: tuple[str, ...]) -> ArticleView:
         published_at=published,
         created_at=created,
         updated_at=updated,
+        emoji=emoji,
     )

@@ -30,6 +30,17 @@ class StoredArticle:
     created_at: datetime
     updated_at: datetime
     tags_hash: str
+    publish: bool = False  # a draft when False: counted by sync's "drafts"
+
+
+@dataclass(frozen=True)
+class RememberedFailure:
+    """An article file that failed to parse at this blob SHA, and why."""
+
+    slug: str
+    path: str
+    blob_sha: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,7 @@ class ArticleView:
     published_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    emoji: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ ARTICLE_KEYS = {
     "content",
     "contentHtml",
     "description",
+    "emoji",
     "type",
     "thumbnail",
     "tags",
