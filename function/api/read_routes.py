@@ -150,5 +150,3 @@ def sitemap(name: str) -> Response:
 
 def _site_url() -> str:
     return services().settings.site_url or request.host_url.rstrip("/")
-
-

@@ -126,9 +126,7 @@ def test_tag_filter_has_no_wildcards(store: PeeweeStore, user: UserRecord) -> No
     assert slugs(store.published_articles("alice", tag="tech_x")) == ["b"]
 
 
-def test_tag_filter_ignores_case_and_tags_are_served_as_written(
-    store: PeeweeStore, user: UserRecord
-) -> None:
+def test_tag_filter_ignores_case_and_tags_are_served_as_written(store: PeeweeStore, user: UserRecord) -> None:
     store.apply(user.id, [article("a", tags=("Tech/AWS",)), article("b", tags=("techno",))], [], T0)
     assert slugs(store.published_articles("alice", tag="tech/aws")) == ["a"]
     assert slugs(store.published_articles("alice", tag="TECH")) == ["a"]
