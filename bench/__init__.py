@@ -1,4 +1,4 @@
-"""The benchmark behind ``make bench`` (CONTRACT section 9, issue #5).
+"""The benchmark behind ``make bench``.
 
 It runs the worker and a rendering of the previous design against the same local GitHub stand-in and the
 same MariaDB, both behind injected round-trip latency, and prints one table. Modules, one job each:

@@ -1,6 +1,6 @@
 """Our design, measured: one push delivery through the real Worker, GitHubSource and PeeweeStore.
 
-It does what ``/events`` does for a delivery (``function.worker.run.run_push``): connect to the
+It does what ``/events`` does for a delivery (``function.events.run.run_push``): connect to the
 database for the job, process the push under the user's lock, close. The GitHub source is the one a warm
 Lambda holds: its installation token is already cached, so the run pays for the repository only.
 """
@@ -17,7 +17,8 @@ from bench.rig import INSTALLATION_ID, Rig
 from function.sources.github import GitHubSource
 from function.store.facade import job_store
 from function.webhooks.envelope import PushRef
-from function.worker.sync import DeliveryInfo, Worker
+from function.webhooks.push import DeliveryInfo
+from function.worker.sync import Worker
 
 
 def run_push(

@@ -1,4 +1,4 @@
-"""The benchmark's table, the targets of issue #5 checked against it, and the README fragment."""
+"""The benchmark's table, the targets checked against it, and the README fragment."""
 
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ relay adding {o.db_ms:.0f} ms per round trip; ours is the median of {o.repeats} 
 
 {table(results)}
 
-Targets (issue #5):
+Targets:
 
 {targets_text(targets(results))}
 

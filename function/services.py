@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from function.aws.invoker import LambdaInvoker, SelfInvoker, lambda_client_factory
+from function.observability.metrics import MetricsSink
+from function.observability.metrics import from_settings as metrics_from_settings
 from function.settings import Settings
 from function.sources.port import ArticleSource
 
@@ -26,12 +28,14 @@ class Services:
         source: ArticleSource | None = None,
         database: Any = None,
         clock: Callable[[], Any] | None = None,
+        metrics: MetricsSink | None = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
         self._source = source
         self._database = database
         self._clock = clock
+        self._metrics = metrics
         self._lock = threading.Lock()
 
     def invoker(self) -> SelfInvoker | None:
@@ -44,6 +48,13 @@ class Services:
                 name = self.settings.lambda_function_name or ""
                 self._invoker = LambdaInvoker(name, lambda: lambda_client_factory(proxy, no_proxy=no_proxy))
             return self._invoker
+
+    def metrics(self) -> MetricsSink:
+        """EMF metrics on Lambda, nothing in inline mode (built once)."""
+        with self._lock:
+            if self._metrics is None:
+                self._metrics = metrics_from_settings(self.settings)
+            return self._metrics
 
     def database(self) -> Any:
         """The Peewee database bound from DATABASE_URL (opened once; connections are per job)."""

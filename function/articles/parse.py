@@ -1,4 +1,4 @@
-"""One article file → ``ParsedArticle`` (CONTRACT section 7), or ``ArticleParseError`` saying what is wrong.
+"""One article file → ``ParsedArticle``, or ``ArticleParseError`` saying what is wrong.
 
 Decisions where the contract is silent:
 
@@ -82,7 +82,7 @@ def parse_article(
     articles_dir: str = "articles",
     allow_raw_html: bool = False,
 ) -> ParsedArticle:
-    """Parse one article file per CONTRACT section 7.
+    """Parse one article file in the documented article format.
 
     Raises ``ArticleParseError`` (and nothing else) for any input that is not a valid article; its message
     names the problem but not the path, which the caller logs alongside.
