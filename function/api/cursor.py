@@ -15,7 +15,7 @@ import json
 from datetime import datetime
 
 from function.errors import BadRequest
-from function.store.reads import Keyset
+from function.store.records import Keyset
 
 MAX_CURSOR_CHARS = 2048
 _SIGNATURE_BYTES = 16

@@ -11,8 +11,7 @@ from urllib.parse import quote
 from xml.etree import ElementTree as ET  # building only, never parsing input
 
 from function.api.serialise import iso_utc
-from function.store.reads import SitemapEntry
-from function.store.records import ArticleView
+from function.store.records import ArticleView, SitemapEntry
 
 ARTICLE_PATH = "/articles/{slug}"
 ATOM_NS = "http://www.w3.org/2005/Atom"

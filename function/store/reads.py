@@ -9,7 +9,6 @@ Order everywhere: newest ``published_at`` first, ties by slug descending, the sa
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -24,9 +23,7 @@ from function.store.models import (
     User,
     utc_now,
 )
-from function.store.records import (
-    ArticleView,
-)
+from function.store.records import ArticleView, Keyset, Page, SitemapEntry
 
 log = logging.getLogger(__name__)
 
@@ -51,27 +48,6 @@ _BODY_COLUMNS = frozenset({"content", "content_html"})
 _SUMMARY_COLUMNS = tuple(
     peewee.Value("") if column.name in _BODY_COLUMNS else column for column in _VIEW_COLUMNS
 )
-
-
-@dataclass(frozen=True)
-class Keyset:
-    """Where a page starts: strictly after the article with this (published_at, slug), in read order."""
-
-    published_at: datetime
-    slug: str
-
-
-@dataclass(frozen=True)
-class Page:
-    articles: list[ArticleView]  # summaries: content and content_html are ""
-    next_key: Keyset | None  # None on the last page
-
-
-@dataclass(frozen=True)
-class SitemapEntry:
-    slug: str
-    published_at: datetime
-    updated_at: datetime
 
 
 class ReadQueries(StoreBase):
