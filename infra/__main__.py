@@ -64,6 +64,8 @@ api = Api(
         function_invoke_arn=function.invoke_arn,
         custom_domain_name=config.custom_domain_name,
         custom_domain_certificate_arn=config.custom_domain_certificate_arn,
+        throttling_rate_limit=config.api_throttling_rate_limit,
+        throttling_burst_limit=config.api_throttling_burst_limit,
     ),
 )
 

@@ -20,6 +20,9 @@ class ApiArgs:
     function_invoke_arn: pulumi.Input[str]
     custom_domain_name: str | None = None
     custom_domain_certificate_arn: str | None = None
+    # Stage-wide throttle (requests per second, and at once); the defaults are StackConfig's.
+    throttling_rate_limit: int = 25
+    throttling_burst_limit: int = 50
 
 
 class Api(pulumi.ComponentResource):
@@ -59,6 +62,11 @@ class Api(pulumi.ComponentResource):
             api_id=api.id,
             name="$default",
             auto_deploy=True,
+            # Every route, the catch-all included: over this API Gateway answers 429 itself.
+            default_route_settings=aws.apigatewayv2.StageDefaultRouteSettingsArgs(
+                throttling_rate_limit=args.throttling_rate_limit,
+                throttling_burst_limit=args.throttling_burst_limit,
+            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[route]),
         )
         aws.lambda_.Permission(

@@ -52,6 +52,8 @@ KEYS = (
     "scheduleExpression",
     "customDomainName",
     "customDomainCertificateArn",
+    "apiThrottlingRateLimit",
+    "apiThrottlingBurstLimit",
 )
 
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
@@ -116,6 +118,10 @@ class StackConfig:
     custom_domain_name: str | None
     custom_domain_certificate_arn: str | None
     artifact_path: str | None
+    # The HTTP API stage's throttle: a crawler gets 429s from API Gateway before it can take every
+    # Lambda instance, and with them every database connection.
+    api_throttling_rate_limit: int = 25  # requests per second, steady
+    api_throttling_burst_limit: int = 50  # requests at once
 
     @property
     def function_name(self) -> str:
@@ -191,6 +197,8 @@ class StackConfig:
             custom_domain_name=custom_domain,
             custom_domain_certificate_arn=certificate,
             artifact_path=_optional(cfg, ARTIFACT_PATH_KEY),
+            api_throttling_rate_limit=_int_in(cfg, "apiThrottlingRateLimit", 25, 1, 10000),
+            api_throttling_burst_limit=_int_in(cfg, "apiThrottlingBurstLimit", 50, 1, 5000),
         )
 
 

@@ -35,6 +35,11 @@ def test_http_api_proxies_every_route_to_the_function_with_payload_2(deployment:
     assert (stage["name"], stage["autoDeploy"]) == ("$default", True)
 
 
+def test_the_stage_is_throttled_so_a_crawler_cannot_take_every_connection(deployment: Deployment) -> None:
+    settings = deployment.one(STAGE).inputs["defaultRouteSettings"]
+    assert (settings["throttlingRateLimit"], settings["throttlingBurstLimit"]) == (25, 50)
+
+
 def test_api_gateway_may_invoke_the_function_from_this_api_only(deployment: Deployment) -> None:
     (permission,) = [
         p.inputs for p in deployment.of_type(PERMISSION) if p.inputs["principal"].startswith("apigateway")

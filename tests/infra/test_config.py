@@ -53,6 +53,13 @@ def test_committed_stacks_load() -> None:
     assert not dev.network.uses_existing_vpc and dev.custom_domain_name is None
 
 
+def test_api_throttling_has_defaults_and_can_be_set() -> None:
+    dev = config_of("dev")
+    assert (dev.api_throttling_rate_limit, dev.api_throttling_burst_limit) == (25, 50)
+    tuned = config_of("dev", apiThrottlingRateLimit="5", apiThrottlingBurstLimit="10")
+    assert (tuned.api_throttling_rate_limit, tuned.api_throttling_burst_limit) == (5, 10)
+
+
 def test_empty_values_mean_unset() -> None:
     config = config_of("dev", ssmKmsKeyArn="", vpcId="", articleBranch="")
     assert config.ssm_kms_key_arn is None and config.network.existing_vpc_id is None
@@ -71,6 +78,8 @@ def test_empty_values_mean_unset() -> None:
         ({"availabilityZoneCount": "1"}, "availabilityZoneCount"),
         ({"vpcCidr": "10.0.0.0/8"}, "vpcCidr"),
         ({"maximumEventAgeSeconds": "30"}, "maximumEventAgeSeconds"),
+        ({"apiThrottlingRateLimit": "0"}, "apiThrottlingRateLimit"),
+        ({"apiThrottlingBurstLimit": "0"}, "apiThrottlingBurstLimit"),
     ],
 )
 def test_invalid_settings_are_refused_naming_the_key(overrides: dict[str, str], message: str) -> None:
