@@ -51,6 +51,30 @@ def table(results: Results) -> str:
                 "",
             ]
         )
+    for n, reads in results.reads.items():
+        for t in reads.times:
+            rows.append(
+                [
+                    f"{t.case} (p50 / p99)",
+                    str(n),
+                    f"{t.p50_ms:.1f} / {t.p99_ms:.1f} (of {t.calls})",
+                    "",
+                    "0",
+                    f"{t.db_round_trips} ({t.db_connections} connect)",
+                    f"answer {t.answer_bytes / 1024:.1f} KB",
+                ]
+            )
+        rows.append(
+            [
+                "read: largest answer",
+                str(n),
+                "",
+                "",
+                "",
+                "",
+                f"{reads.largest_bytes / 1024:.1f} KB ({reads.largest_route})",
+            ]
+        )
     rows.append(["import function.handler", "", f"{results.import_ms:.0f}", "", "", "", ""])
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
     lines = [_line(head, widths), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
@@ -112,9 +136,39 @@ def targets(results: Results) -> list[Target]:
                 "worker peak memory at N=1000 <= 200 MB", max(peaks) <= 200 * MB, f"{max(peaks) / MB:.1f} MB"
             )
         )
+    found += _read_targets(results)
     found.append(
         Target("import function.handler <= 400 ms", results.import_ms <= 400, f"{results.import_ms:.0f} ms")
     )
+    return found
+
+
+def _read_targets(results: Results) -> list[Target]:
+    """The read path: a page's p99 within two query round trips + 20 ms (the connection's set-up, which
+    every Lambda request pays once, shown apart), every answer within 1 MB, and flat in N."""
+    found: list[Target] = []
+    if not results.reads:
+        return found
+    db_ms = results.options.db_ms
+    pages = {n: next(t for t in r.times if t.case == "read: list page") for n, r in results.reads.items()}
+    for n, page in pages.items():
+        queries = page.db_round_trips - 3 * page.db_connections  # a connect is 3 round trips
+        budget = 2 * db_ms + 20 + 3 * db_ms * page.db_connections
+        found.append(
+            Target(
+                f"list page p99 at N={n} <= 2 round trips + 20 ms (+ the connection's set-up)",
+                queries <= 2 and page.p99_ms <= budget,
+                f"{page.p99_ms:.0f} ms, {queries} query round trips + {page.db_connections} connect",
+            )
+        )
+    largest = max(r.largest_bytes for r in results.reads.values())
+    found.append(
+        Target("every read answer <= 1 MB at every N", largest <= MB, f"largest {largest / 1024:.0f} KB")
+    )
+    p99s = [p.p99_ms for p in pages.values()]
+    if len(p99s) > 1:
+        spread = max(p99s) / max(min(p99s), 1e-9)
+        found.append(Target("list page p99 flat in N (within 1.5x)", spread <= 1.5, f"spread {spread:.2f}x"))
     return found
 
 

@@ -21,6 +21,7 @@ from bench import corpus, ours
 from bench.accept import AcceptTimes, fake_aws_environment, lambda_api, measure_accept, quiet
 from bench.coldstart import import_ms
 from bench.measure import Measured
+from bench.reads import ReadResults, measure_reads
 from bench.rig import Rig, running_rig
 from function.store.backends import open_database
 from function.store.connection import connection
@@ -37,6 +38,7 @@ class Options:
     db_ms: float = 35.0
     accept_calls: int = 200
     repeats: int = 3
+    read_calls: int = 50
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Results:
     cases: list[CaseResult] = field(default_factory=list)
     accept: dict[int, AcceptTimes] = field(default_factory=dict)
     import_ms: float = 0.0
+    reads: dict[int, ReadResults] = field(default_factory=dict)
 
 
 Progress = Callable[[str], None]
@@ -76,7 +79,9 @@ def run(options: Options, progress: Progress = _stderr) -> Results:
     results = Results(options)
     with running_rig(options.github_ms / 1000, options.db_ms / 1000) as rig:
         for n in options.sizes:
-            results.cases += _run_size(rig, n, options, progress)
+            cases, reads = _run_size(rig, n, options, progress)
+            results.cases += cases
+            results.reads[n] = reads
     progress("accept path: moto's Lambda API on loopback")
     with fake_aws_environment(), quiet(), lambda_api() as url:
         results.accept = measure_accept(options.sizes, options.accept_calls, url)
@@ -102,7 +107,7 @@ class _Databases:
             db.close()
 
 
-def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> list[CaseResult]:
+def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> tuple[list[CaseResult], ReadResults]:
     repository = f"octo/blog-{n}"
     rig.github.set_files(corpus.repository(n), repo=repository)
     parts = rig.github_client()
@@ -143,6 +148,8 @@ def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> list[Ca
                 rig, parts.source, databases.get(ours_db), repository, f"{case}-mem", trace_memory=True
             )
             peaks[case] = traced.peak_bytes
+        progress(f"N={n} read path: {options.read_calls} calls per case")
+        reads = measure_reads(rig, databases.get(ours_db), ours_db, n, options.read_calls)
     finally:
         databases.close()
         parts.http.close()
@@ -158,7 +165,7 @@ def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> list[Ca
             peak_bytes=peaks[case],
         )
         for case in CASES
-    ]
+    ], reads
 
 
 def _commit_for(rig: Rig, repository: str, n: int, case: str, *, revision: int) -> None:

@@ -18,6 +18,12 @@ ParameterReader = Callable[[Sequence[str]], dict[str, str]]
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
+# The read API's settings (only the function reads them; the Pulumi program need not know the names).
+ENV_CORS_ALLOWED_ORIGINS = "CORS_ALLOWED_ORIGINS"
+ENV_SITE_URL = "SITE_URL"
+ENV_READ_CACHE_CONTROL = "READ_CACHE_CONTROL"
+DEFAULT_READ_CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=600"
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -43,6 +49,11 @@ class Settings:
     allow_raw_html: bool = False
     # GitHub account login -> blog user name, for installation events whose login differs from the name.
     installation_user_map: Mapping[str, str] = field(default_factory=dict)
+    # Browser origins that may call the read routes (exact "scheme://host[:port]"); empty: no CORS.
+    cors_allowed_origins: tuple[str, ...] = ()
+    # The blog's public URL: links in the feed and the sitemap (else the API's own URL).
+    site_url: str | None = None
+    read_cache_control: str = DEFAULT_READ_CACHE_CONTROL
     # The CLI's database commands need no secret; the app and send-webhook do (fail closed).
     require_secret: bool = field(default=True, repr=False, compare=False)
 
@@ -59,6 +70,14 @@ class Settings:
             raise ConfigError(f"{names.ENV_PASS_THROUGH_PATH} must start with '/'")
         if self.log_level not in _LOG_LEVELS:
             raise ConfigError(f"{names.ENV_LOG_LEVEL} must be one of {', '.join(_LOG_LEVELS)}")
+        for origin in self.cors_allowed_origins:
+            if origin == "*" or "://" not in origin or origin.endswith("/"):
+                raise ConfigError(
+                    f"{ENV_CORS_ALLOWED_ORIGINS} lists origins like 'https://blog.example.com' "
+                    f"(no '*', no trailing '/'); got {origin!r}"
+                )
+        if self.site_url is not None and not self.site_url.startswith(("https://", "http://")):
+            raise ConfigError(f"{ENV_SITE_URL} must start with https:// or http://")
         if self.github_app_id is not None and not self.github_app_id.isdigit():
             raise ConfigError(
                 f"{names.ENV_GITHUB_APP_ID} must be the App's numeric id "
@@ -188,6 +207,9 @@ class Settings:
             library_log_level=(env.get(names.ENV_LIBRARY_LOG_LEVEL) or "").upper() or None,
             allow_raw_html=(env.get(names.ENV_ALLOW_RAW_HTML, "").lower() in {"1", "true", "yes"}),
             installation_user_map=_parse_map(env.get(names.ENV_INSTALLATION_MAP, "")),
+            cors_allowed_origins=_split(env.get(ENV_CORS_ALLOWED_ORIGINS) or ""),
+            site_url=(env.get(ENV_SITE_URL) or "").rstrip("/") or None,
+            read_cache_control=(env.get(ENV_READ_CACHE_CONTROL) or "").strip() or DEFAULT_READ_CACHE_CONTROL,
             require_secret=require_secret,
         )
         if require_source:

@@ -87,6 +87,8 @@ api = Api(
         access_log_retention_days=config.api_access_log_retention_days,
         custom_domain_name=config.custom_domain_name,
         custom_domain_certificate_arn=config.custom_domain_certificate_arn,
+        throttling_rate_limit=config.api_throttling_rate_limit,
+        throttling_burst_limit=config.api_throttling_burst_limit,
     ),
 )
 

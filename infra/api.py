@@ -42,6 +42,9 @@ class ApiArgs:
     function_qualifier: str | None = None
     custom_domain_name: str | None = None
     custom_domain_certificate_arn: str | None = None
+    # Stage-wide throttle (requests per second, and at once); the defaults are StackConfig's.
+    throttling_rate_limit: int = 25
+    throttling_burst_limit: int = 50
 
 
 class Api(pulumi.ComponentResource):
@@ -91,6 +94,11 @@ class Api(pulumi.ComponentResource):
             auto_deploy=True,
             access_log_settings=aws.apigatewayv2.StageAccessLogSettingsArgs(
                 destination_arn=access_logs.arn, format=ACCESS_LOG_FORMAT
+            ),
+            # Every route, the catch-all included: over this API Gateway answers 429 itself.
+            default_route_settings=aws.apigatewayv2.StageDefaultRouteSettingsArgs(
+                throttling_rate_limit=args.throttling_rate_limit,
+                throttling_burst_limit=args.throttling_burst_limit,
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[route]),
         )

@@ -78,6 +78,8 @@ KEYS = (
     "scheduleExpression",
     "customDomainName",
     "customDomainCertificateArn",
+    "apiThrottlingRateLimit",
+    "apiThrottlingBurstLimit",
 )
 
 # Examples the documentation uses: a value still equal to one of them was copied, not chosen.
@@ -180,6 +182,10 @@ class StackConfig:
     custom_domain_name: str | None
     custom_domain_certificate_arn: str | None
     artifact_path: str | None
+    # The HTTP API stage's throttle: a crawler gets 429s from API Gateway before it can take every
+    # Lambda instance, and with them every database connection.
+    api_throttling_rate_limit: int = 25  # requests per second, steady
+    api_throttling_burst_limit: int = 50  # requests at once
 
     @property
     def function_name(self) -> str:
@@ -319,6 +325,8 @@ class StackConfig:
             custom_domain_name=custom_domain,
             custom_domain_certificate_arn=certificate,
             artifact_path=r.optional(ARTIFACT_PATH_KEY),
+            api_throttling_rate_limit=r.integer("apiThrottlingRateLimit", 25, 1, 10000),
+            api_throttling_burst_limit=r.integer("apiThrottlingBurstLimit", 50, 1, 5000),
         )
         if r.problems:
             raise ConfigError(r.problems)

@@ -34,3 +34,13 @@ def article_json(view: ArticleView) -> dict[str, Any]:
         "createdAt": iso_utc(view.created_at),
         "updatedAt": iso_utc(view.updated_at),
     }
+
+
+# What a list entry leaves out: the body in both forms and its table of contents.
+SUMMARY_OMITS = frozenset({"content", "contentHtml", "toc"})
+
+
+def summary_json(view: ArticleView) -> dict[str, Any]:
+    """A ``Summary``: the ``Article`` without ``content``, ``contentHtml`` and ``toc``. Derived from
+    ``article_json`` so that a field added to the Article appears in the summary too."""
+    return {key: value for key, value in article_json(view).items() if key not in SUMMARY_OMITS}

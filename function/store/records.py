@@ -97,3 +97,24 @@ class Watermark:
     delivery_id: int
     delivered_at: datetime  # naive UTC
     run_at: datetime  # naive UTC
+
+
+@dataclass(frozen=True)
+class Keyset:
+    """Where a page starts: strictly after the article with this (published_at, slug), in read order."""
+
+    published_at: datetime
+    slug: str
+
+
+@dataclass(frozen=True)
+class Page:
+    articles: list[ArticleView]  # summaries: content and content_html are ""
+    next_key: Keyset | None  # None on the last page
+
+
+@dataclass(frozen=True)
+class SitemapEntry:
+    slug: str
+    published_at: datetime
+    updated_at: datetime

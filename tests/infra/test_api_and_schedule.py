@@ -48,6 +48,11 @@ def test_api_access_logs_go_to_a_group_with_retention_and_hold_no_headers(deploy
     assert not [v for v in fields.values() if "header" in v.lower() or "body" in v.lower()]
 
 
+def test_the_stage_is_throttled_so_a_crawler_cannot_take_every_connection(deployment: Deployment) -> None:
+    settings = deployment.one(STAGE).inputs["defaultRouteSettings"]
+    assert (settings["throttlingRateLimit"], settings["throttlingBurstLimit"]) == (25, 50)
+
+
 def test_api_gateway_may_invoke_the_function_from_this_api_only(deployment: Deployment) -> None:
     (permission,) = [
         p.inputs for p in deployment.of_type(PERMISSION) if p.inputs["principal"].startswith("apigateway")

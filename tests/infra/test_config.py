@@ -55,6 +55,13 @@ def test_committed_stacks_load_as_they_are() -> None:
     assert prod.creates_kms_key and prod.ssm_kms_key_arn is None and dev.ssm_kms_key is None
 
 
+def test_api_throttling_has_defaults_and_can_be_set() -> None:
+    dev = config_of("dev")
+    assert (dev.api_throttling_rate_limit, dev.api_throttling_burst_limit) == (25, 50)
+    tuned = config_of("dev", apiThrottlingRateLimit="5", apiThrottlingBurstLimit="10")
+    assert (tuned.api_throttling_rate_limit, tuned.api_throttling_burst_limit) == (5, 10)
+
+
 def test_empty_values_mean_unset() -> None:
     config = config_of("dev", ssmKmsKey="", vpcId="", articleBranch="", reservedConcurrency="")
     assert config.ssm_kms_key is None and config.network.existing_vpc_id is None
@@ -89,6 +96,8 @@ def test_empty_values_mean_unset() -> None:
         ({"ssmKmsKey": "create", "deployRoleName": ""}, "deployRoleName"),
         ({"alarmEmails": '["not an address"]'}, "alarmEmails"),
         ({"httpsProxy": "squid:3128"}, "httpsProxy"),
+        ({"apiThrottlingRateLimit": "0"}, "apiThrottlingRateLimit"),
+        ({"apiThrottlingBurstLimit": "0"}, "apiThrottlingBurstLimit"),
     ],
 )
 def test_invalid_settings_are_refused_naming_the_key(overrides: dict[str, str], key: str) -> None:
