@@ -56,10 +56,11 @@ class Services:
 
     @contextlib.contextmanager
     def store(self) -> Iterator[Any]:
-        """A store on a fresh connection, closed when the block ends (connect and close per job)."""
+        """A store for one job: on a fresh connection closed when the block ends, or on the connection
+        kept from this thread's last job (``Settings.keeps_database_connection``)."""
         from function.store.facade import job_store
 
-        with job_store(self.database()) as store:
+        with job_store(self.database(), keep=self.settings.keeps_database_connection) as store:
             yield store
 
     def source(self) -> ArticleSource:

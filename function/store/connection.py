@@ -118,10 +118,11 @@ def connection(db: peewee.Database | peewee.DatabaseProxy) -> Iterator[peewee.Da
             yield real
     finally:
         if opened:
-            _close_quietly(real)
+            close_quietly(real)
 
 
-def _close_quietly(db: peewee.Database) -> None:
+def close_quietly(db: peewee.Database) -> None:
+    """Close ``db``'s connection on this thread, even one that died or was left in a transaction."""
     if db.in_transaction():
         # Only reachable when the block left a transaction open by mistake; the server rolls it back
         # when the connection closes, so drop our bookkeeping instead of failing the close.

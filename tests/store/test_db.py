@@ -7,7 +7,7 @@ from pathlib import Path
 import peewee
 import pytest
 
-from function.store.backends import is_mysql, open_database, unwrap
+from function.store.backends import is_mysql, open_database
 from function.store.batching import upsert_many
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
