@@ -101,7 +101,7 @@ class Settings:
         """Build settings from ``environ`` (default ``os.environ``).
 
         ``*_PARAM`` variables name SSM SecureStrings; they are read in one batched call through
-        ``read_parameters`` (default: boto3's SSM client), only when a plain value is not set.
+        ``read_parameters`` (default: botocore's SSM client), only when a plain value is not set.
         """
         env = dict(os.environ if environ is None else environ)
         wanted = {
@@ -174,7 +174,7 @@ def _url_password(url: str) -> str | None:
 
 
 def ssm_parameter_reader(https_proxy: str | None = None, no_proxy: Sequence[str] = ()) -> ParameterReader:
-    """A ParameterReader on boto3's SSM client (built on first use; time-outs so start-up can't hang)."""
+    """A ParameterReader on botocore's SSM client (built on first use; time-outs so start-up can't hang)."""
 
     def read(parameter_names: Sequence[str]) -> dict[str, str]:
         from function.aws import clients as aws_clients
