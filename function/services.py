@@ -45,6 +45,20 @@ class Services:
                 self._invoker = LambdaInvoker(name, lambda: lambda_client_factory(proxy, no_proxy=no_proxy))
             return self._invoker
 
+    def after_restore(self) -> None:
+        """Forget everything that holds a socket, after a SnapStart restore: the snapshot's connections
+        (the self-invoke client's pool, the kept database connection) point at peers that are long gone
+        or, worse, shared by every environment restored from it. Each is built again on first use.
+        Sources and invokers passed in are the caller's to manage."""
+        with self._lock:
+            if isinstance(self._invoker, LambdaInvoker):
+                self._invoker = None
+            database = self._database
+        if database is not None and not database.is_closed():
+            from function.store.connection import close_quietly
+
+            close_quietly(database)
+
     def database(self) -> Any:
         """The Peewee database bound from DATABASE_URL (opened once; connections are per job)."""
         with self._lock:

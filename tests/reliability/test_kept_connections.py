@@ -158,3 +158,22 @@ def test_connect_per_job_stays_available(mysql_blog: Blog) -> None:
     mysql_blog.commit({"articles/a.md": article("A")})
     assert mysql_blog.deliver_via_lambda(delivery="d-1")["statusCode"] == 200
     assert mysql_blog.db.is_closed()
+
+
+def test_a_snapstart_restore_drops_the_kept_connection_and_the_next_delivery_connects_again(
+    mysql_blog: Blog, admin: Any
+) -> None:
+    # GIVEN a warm environment with a kept connection (as in the snapshot)
+    app = mysql_blog.lambda_app()
+    mysql_blog.commit({"articles/a.md": article("A")})
+    assert mysql_blog.deliver_via_lambda(delivery="d-1")["statusCode"] == 200
+    snapshot_session = session_of(mysql_blog.db)
+    # WHEN the restore hook runs
+    app.extensions["blog_api"].after_restore()
+    # THEN the snapshot's connection is closed, and the next delivery opens its own
+    assert mysql_blog.db.is_closed()
+    mysql_blog.commit({"articles/b.md": article("B")})
+    assert mysql_blog.deliver_via_lambda(delivery="d-2")["statusCode"] == 200
+    assert session_of(mysql_blog.db) != snapshot_session
+    assert mysql_blog.db.reconnects == 0
+    assert set(served(mysql_blog)) == {"a", "b"}
