@@ -16,7 +16,20 @@ import pytest
 from tests.support.mariadb import ENV_TEST_DATABASE_URL
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = ("--sizes", "5", "--github-ms", "0", "--db-ms", "0", "--accept-calls", "5", "--repeats", "1")
+TINY = (
+    "--sizes",
+    "5",
+    "--github-ms",
+    "0",
+    "--db-ms",
+    "0",
+    "--accept-calls",
+    "5",
+    "--repeats",
+    "1",
+    "--cold-runs",
+    "0",
+)
 CASES = (
     "first sync",
     "no-change push",
