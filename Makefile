@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-# Embedded defaults for `make run` (CONTRACT section 1).
+# Embedded defaults for `make run`.
 RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
            DATABASE_URL=sqlite:///.data/blog.db
 
@@ -42,6 +42,7 @@ check: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: install mariadb-server
 	$(BIN)/python -m bench

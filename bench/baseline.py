@@ -1,4 +1,4 @@
-"""The previous design, rendered honestly, to measure ours against (CONTRACT section 9).
+"""The previous design, rendered honestly, to measure ours against.
 
 What it did on every push: list the articles folder through the Contents API, fetch every file through the
 Contents API (base64 JSON), parse each one, and for each article run two SELECTs and one upsert through

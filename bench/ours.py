@@ -1,6 +1,6 @@
 """Our design, measured: one push delivery through the real Worker, GitHubSource and PeeweeStore.
 
-It does what ``/events`` does for a delivery on Lambda (``function.worker.run.run_push``): take the
+It does what ``/events`` does for a delivery on Lambda (``function.events.run.run_push``): take the
 connection kept from the last job (``job_store(keep=True)``, connecting only when there is none), process
 the push under the user's lock, release the lock and keep the connection. The GitHub source is the one a warm
 Lambda holds: its installation token is already cached, so the run pays for the repository only.
@@ -18,7 +18,8 @@ from bench.rig import INSTALLATION_ID, Rig
 from function.sources.github import GitHubSource
 from function.store.facade import job_store
 from function.webhooks.envelope import PushRef
-from function.worker.sync import DeliveryInfo, Worker
+from function.webhooks.push import DeliveryInfo
+from function.worker.sync import Worker
 
 
 def run_push(

@@ -7,11 +7,11 @@ from typing import Any
 from flask import Flask
 
 from function.api import health, http_errors, read_routes
+from function.events import route as events_route
 from function.observability.logs import configure_logging
 from function.receiver import webhook_route
 from function.services import Services
 from function.settings import Settings
-from function.worker import events_route
 
 # GitHub caps a delivery at 25 MB; leave room for form encoding.
 MAX_DELIVERY_BYTES = 30 * 1024 * 1024

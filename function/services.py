@@ -10,11 +10,16 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from function.aws.invoker import LambdaInvoker, SelfInvoker, lambda_client_factory
+from function.observability.metrics import MetricsSink
+from function.observability.metrics import from_settings as metrics_from_settings
 from function.settings import Settings
-from function.sources.port import ArticleSource
+
+if TYPE_CHECKING:
+    # For the type only: the accept path builds no source, so its cold start does not load one.
+    from function.sources.port import ArticleSource
 
 
 class Services:
@@ -26,12 +31,14 @@ class Services:
         source: ArticleSource | None = None,
         database: Any = None,
         clock: Callable[[], Any] | None = None,
+        metrics: MetricsSink | None = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
         self._source = source
         self._database = database
         self._clock = clock
+        self._metrics = metrics
         self._lock = threading.Lock()
 
     def invoker(self) -> SelfInvoker | None:
@@ -58,6 +65,13 @@ class Services:
             from function.store.connection import close_quietly
 
             close_quietly(database)
+
+    def metrics(self) -> MetricsSink:
+        """EMF metrics on Lambda, nothing in inline mode (built once)."""
+        with self._lock:
+            if self._metrics is None:
+                self._metrics = metrics_from_settings(self.settings)
+            return self._metrics
 
     def database(self) -> Any:
         """The Peewee database bound from DATABASE_URL (opened once; connections are per job)."""

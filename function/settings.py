@@ -1,4 +1,4 @@
-"""Typed runtime settings, read once from the environment (CONTRACT section 2)."""
+"""Typed runtime settings, read once from the environment."""
 
 from __future__ import annotations
 

@@ -1,10 +1,14 @@
-"""HTTP routes, one blueprint per feature."""
+"""What every Flask route needs from the app: its Services (set by create_app)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from flask import current_app
 
-from function.services import Services
+if TYPE_CHECKING:
+    # For the type only: the composition root imports every layer, and the accept path must not.
+    from function.services import Services
 
 
 def services() -> Services:

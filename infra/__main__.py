@@ -1,26 +1,20 @@
-"""The blog-api stack: wires the components together and exports the four outputs of CONTRACT section 4."""
+"""The blog-api stack: wires the components together and exports functionName, functionArn, apiUrl
+and webhookUrl."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+# Pulumi runs this directory as a script (``main: infra/``); ``infra`` and ``shared`` are importable
+# because the project's virtualenv has the repository installed (``pip install -e .``), not by a path hack.
+import pulumi
+import pulumi_aws as aws
 
-# Pulumi runs this directory as a script (``main: infra/``), with ``infra/`` rather than the repository
-# root on sys.path; the components are the package ``infra`` and import ``shared`` beside it.
-_REPO_ROOT = str(Path(__file__).resolve().parent.parent)
-if _REPO_ROOT not in sys.path:
-    sys.path.insert(0, _REPO_ROOT)
-
-import pulumi  # noqa: E402
-import pulumi_aws as aws  # noqa: E402
-
-from infra.api import Api, ApiArgs  # noqa: E402
-from infra.artifact import function_code  # noqa: E402
-from infra.config import StackConfig  # noqa: E402
-from infra.environment import parameter_variables, plain_variables  # noqa: E402
-from infra.function import Function, FunctionArgs  # noqa: E402
-from infra.network import Network, NetworkArgs  # noqa: E402
-from infra.schedule import Schedule, ScheduleArgs  # noqa: E402
+from infra.api import Api, ApiArgs
+from infra.artifact import function_code
+from infra.config import StackConfig
+from infra.environment import parameter_variables, plain_variables
+from infra.function import Function, FunctionArgs
+from infra.network import Network, NetworkArgs
+from infra.schedule import Schedule, ScheduleArgs
 
 config = StackConfig.load()
 prefix = config.physical_prefix

@@ -173,7 +173,7 @@ class StackConfig:
             log_retention_days=_int_in(cfg, "logRetentionDays", 14, 1, 3653),
             github_app_id=cfg.require("githubAppId"),
             github_api_url=cfg.get("githubApiUrl") or names.DEFAULT_GITHUB_API_URL,
-            # Unset: the function follows the repository's default branch (CONTRACT section 2).
+            # Unset: the function follows the repository's default branch.
             article_branch=_optional(cfg, "articleBranch"),
             articles_dir=cfg.get("articlesDir") or names.DEFAULT_ARTICLES_DIR,
             webhook_secret_param=_parameter(cfg, "webhookSecretParam"),

@@ -187,7 +187,7 @@ class Function(pulumi.ComponentResource):
             ),
             environment=aws.lambda_.FunctionEnvironmentArgs(variables=environment),
             logging_config=aws.lambda_.FunctionLoggingConfigArgs(
-                # The function writes one JSON object per line itself (CONTRACT section 8).
+                # The function writes one JSON object per line itself.
                 log_format="Text",
                 log_group=log_group.name,
             ),

@@ -1,4 +1,4 @@
-"""A timer that invokes the function with a constant event: the automatic redelivery sweep (issue #7)."""
+"""A timer that invokes the function with a constant event: the automatic redelivery sweep."""
 
 from __future__ import annotations
 

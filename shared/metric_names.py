@@ -1,4 +1,4 @@
-"""One name, one place: the CloudWatch metrics blog-api emits (embedded metric format, issue #7).
+"""One name, one place: the CloudWatch metrics blog-api emits (embedded metric format).
 
 ``function.observability.metrics`` writes them; an alarm in ``infra/`` can import the same names, so a rename
 cannot leave an alarm watching a metric that no longer exists.

@@ -12,7 +12,7 @@ PROJECT = "blog-api"
 WEBHOOK_ROUTE = "/webhooks/github"
 DEFAULT_PASS_THROUGH_PATH = "/events"
 
-# Environment variable names (CONTRACT section 2)
+# Environment variable names
 ENV_WEBHOOK_SECRET = "GITHUB_WEBHOOK_SECRET"
 ENV_WEBHOOK_SECRET_PARAM = "GITHUB_WEBHOOK_SECRET_PARAM"
 ENV_GITHUB_APP_ID = "GITHUB_APP_ID"
@@ -60,5 +60,5 @@ def function_arn(region: str, account_id: str, physical_prefix: str) -> str:
 
 
 # The constant input of the scheduled EventBridge rule (infra/schedule.py): the function's non-HTTP
-# path receives exactly {"kind": SCHEDULED_REDELIVERY_KIND} and runs the redelivery sweep (issue #7).
+# path receives exactly {"kind": SCHEDULED_REDELIVERY_KIND} and runs the redelivery sweep.
 SCHEDULED_REDELIVERY_KIND = "scheduled-redelivery"

@@ -1,4 +1,4 @@
-"""CONTRACT section 8: every delivery logs "Received GitHub webhook" and, when it is done, exactly one
+"""Every delivery logs "Received GitHub webhook" and, when it is done, exactly one
 "Webhook processing complete" with delivery, duration_ms, processed, succeeded and failed — whatever
 became of it (processed, skipped, refused, failed, or handed to the worker through the self-invoke)."""
 

@@ -1,4 +1,4 @@
-"""POST /webhooks/github in Lambda mode: every row of CONTRACT section 3 for the accept path."""
+"""POST /webhooks/github in Lambda mode: every status of the accept path."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One article file → ``ParsedArticle`` (CONTRACT section 7), or ``ArticleParseError`` saying what is wrong.
+"""One article file → ``ParsedArticle``, or ``ArticleParseError`` saying what is wrong.
 
 Decisions where the contract is silent:
 
@@ -134,8 +134,8 @@ def parse_article(
     allow_raw_html: bool = False,
     yaml_loader: YamlLoader | None = None,
 ) -> ParsedArticle:
-    """Parse one article file per CONTRACT section 7 (``yaml_loader``: one of ``yaml_loaders()``, the
-    fastest when None).
+    """Parse one article file in the documented article format (``yaml_loader``: one of
+    ``yaml_loaders()``, the fastest when None).
 
     Raises ``ArticleParseError`` (and nothing else) for any input that is not a valid article; its message
     names the problem but not the path, which the caller logs alongside.

@@ -1,4 +1,4 @@
-"""The parsed form of one article file (CONTRACT section 7)."""
+"""The parsed form of one article file."""
 
 from __future__ import annotations
 

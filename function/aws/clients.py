@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from function.net.proxy import bypasses_proxy, parse_no_proxy
+
 
 def proxies_for(
     service: str,
@@ -25,8 +27,6 @@ def proxies_for(
     host is listed in NO_PROXY (botocore's explicit ``proxies`` would otherwise ignore NO_PROXY)."""
     if not https_proxy:
         return None
-    from function.github.http import bypasses_proxy, parse_no_proxy
-
     if endpoint_url:
         parts = urlsplit(endpoint_url)
         host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)

@@ -7,9 +7,12 @@ import logging
 from typing import Any
 
 from function.errors import PassThroughFailed
-from function.worker.events_route import PASS_THROUGH_ENVIRON_KEY
 
 log = logging.getLogger(__name__)
+
+# Set in the WSGI environ by function.handler for events that came through the pass-through path.
+# An HTTP request cannot set it: headers arrive as HTTP_* keys, never as this one.
+PASS_THROUGH_ENVIRON_KEY = "blog_api.pass_through"  # noqa: S105 - a WSGI environ key, not a secret
 
 
 def is_http_event(event: Any) -> bool:

@@ -1,7 +1,7 @@
 """How long deliveries took, from the function's own log lines in CloudWatch Logs.
 
 Every delivery logs ``Received GitHub webhook`` (the accept path) and ``Webhook processing complete``
-(the worker), both with the ``delivery`` field (CONTRACT section 8). This pairs them by delivery id.
+(the worker), both with the ``delivery`` field. This pairs them by delivery id.
 Events are read with ``filter_log_events`` and every ``nextToken`` followed: CloudWatch may return a
 page short of events (even an empty one) with a token, and stopping early would silently drop
 deliveries — the reason ``aws logs tail`` is not good enough under load.

@@ -1,4 +1,4 @@
-"""Operations commands of ``blog-api`` (issue #7): ``logs durations`` and ``redeliver``.
+"""Operations commands of ``blog-api``: ``logs durations`` and ``redeliver``.
 
 Loaded by ``function.cli.main`` when present; registering on the core group keeps ``cli.py`` to the
 core commands. Like every command, they read the app's settings and fail with one line.
@@ -117,9 +117,10 @@ def logs_durations(
 @pass_context
 def redeliver(ctx: Context, since: timedelta, dry_run: bool) -> None:
     """Redeliver failed GitHub App deliveries (GitHub's documented algorithm; see the README, "Operating")."""
+    from function.github.hook_deliveries import api_from_settings
     from function.store.connection import connection
     from function.store.sweep_state import SweepStateStore
-    from function.worker.redelivery import MAX_WINDOW, api_from_settings, iter_lines, sweep
+    from function.worker.redelivery import MAX_WINDOW, iter_lines, sweep
 
     services = ctx.services()
     if since > MAX_WINDOW:

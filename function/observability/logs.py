@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 # Attributes every LogRecord has; anything else was passed with ``extra=`` and becomes a field.
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
 REDACTED = "[redacted]"
-# The two lines every delivery logs (CONTRACT section 8), which ``blog-api logs durations`` pairs.
+# The two lines every delivery logs, which ``blog-api logs durations`` pairs.
 RECEIVED_MESSAGE = "Received GitHub webhook"
 COMPLETE_MESSAGE = "Webhook processing complete"
 

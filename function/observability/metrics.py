@@ -19,8 +19,6 @@ from typing import Any, Protocol
 
 from shared import metric_names as names
 
-EXTENSION_KEY = "blog_api.metrics"
-
 # name -> (value, unit)
 Measurements = Mapping[str, tuple[float, str]]
 
@@ -98,17 +96,6 @@ def from_settings(settings: Any) -> MetricsSink:
     return EmfMetrics({names.DIMENSION_FUNCTION: settings.lambda_function_name})
 
 
-def for_current_app() -> MetricsSink:
-    """The app's sink: ``app.extensions[EXTENSION_KEY]`` when a test put one there, else built once."""
-    from flask import current_app
-
-    sink: MetricsSink | None = current_app.extensions.get(EXTENSION_KEY)
-    if sink is None:
-        sink = from_settings(current_app.extensions["blog_api"].settings)
-        current_app.extensions[EXTENSION_KEY] = sink
-    return sink
-
-
 def ms(value: float) -> tuple[float, str]:
     return (round(value, 2), names.UNIT_MILLISECONDS)
 
@@ -117,16 +104,16 @@ def count(value: int) -> tuple[float, str]:
     return (value, names.UNIT_COUNT)
 
 
-def record_accept(accept_ms: float, delivery: str) -> None:
+def record_accept(sink: MetricsSink, accept_ms: float, delivery: str) -> None:
     """The webhook route queued a delivery ``accept_ms`` after the request started."""
-    for_current_app().put({names.ACCEPT_LATENCY: ms(accept_ms)}, delivery=delivery)
+    sink.put({names.ACCEPT_LATENCY: ms(accept_ms)}, delivery=delivery)
 
 
-def record_processing(summary: Any, duration_ms: float, delivery: str) -> None:
+def record_processing(sink: MetricsSink, summary: Any, duration_ms: float, delivery: str) -> None:
     """A push ran to the end: its duration and article counts (nothing for a skipped repeat)."""
     if getattr(summary, "skipped_reason", None):
         return
-    for_current_app().put(
+    sink.put(
         {
             names.PROCESSING_DURATION: ms(duration_ms),
             names.ARTICLES_PROCESSED: count(summary.processed),
@@ -137,6 +124,6 @@ def record_processing(summary: Any, duration_ms: float, delivery: str) -> None:
     )
 
 
-def record_processing_error(delivery: str, error_type: str) -> None:
+def record_processing_error(sink: MetricsSink, delivery: str, error_type: str) -> None:
     """A push's processing raised."""
-    for_current_app().put({names.PROCESSING_ERRORS: count(1)}, delivery=delivery, error_type=error_type)
+    sink.put({names.PROCESSING_ERRORS: count(1)}, delivery=delivery, error_type=error_type)

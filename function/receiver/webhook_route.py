@@ -11,15 +11,17 @@ from typing import Any
 
 from flask import Blueprint, request
 
-from function.errors import BadRequest, BlogApiError, PayloadTooLarge
+from function.errors import BadRequest, BlogApiError
+from function.events.run import log_complete, run_push
 from function.observability import metrics
 from function.observability.logs import RECEIVED_MESSAGE
+from function.receiver import installation_events
+from function.receiver.handoff import hand_off
 from function.web import services
 from function.webhooks import envelope, signature
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import Skip, classify_push, decode_payload
 from function.worker import installations
-from function.worker.run import log_complete, run_push
 from shared.names import WEBHOOK_ROUTE
 
 log = logging.getLogger(__name__)
@@ -83,7 +85,7 @@ def _receive(
     if event == "ping":
         return {"status": "pong"}, 200
     if event in installations.EVENTS:
-        return installations.accept(svc, event, delivery, sig or "", body, payload, received_at)
+        return installation_events.accept(svc, event, delivery, sig or "", body, payload, received_at)
     if event != "push":
         return {"status": "skipped", "reason": f"event {event!r} is not handled"}, 200
 
@@ -97,37 +99,23 @@ def _receive(
         # Inline mode (local development): process inside the request.
         return _ProcessInline(event, decision, received_at)
 
-    payload_bytes = envelope.build(
-        secret=settings.webhook_secret,
+    compact = hand_off(
+        svc,
         event=event,
         delivery=delivery,
         signature_header=sig or "",
         body=body,
-        push=decision,
         received_at=received_at,
+        push=decision,
     )
-    try:
-        invoker.invoke(payload_bytes)
-    except PayloadTooLarge:
-        if envelope.is_compact(payload_bytes):
-            raise
-        # Our size estimate was beaten (Lambda counts differently): the compact form always fits.
-        compact = envelope.build_compact(
-            secret=settings.webhook_secret,
-            event=event,
-            delivery=delivery,
-            push=decision,
-            received_at=received_at,
-        )
-        invoker.invoke(compact)
     accept_ms = round((time.perf_counter() - started) * 1000, 2)
     log.info(
         "Queued GitHub webhook",
         extra={
             "delivery": delivery,
-            "compact": envelope.is_compact(payload_bytes),
+            "compact": compact,
             "accept_ms": accept_ms,
         },
     )
-    metrics.record_accept(accept_ms, delivery)
+    metrics.record_accept(svc.metrics(), accept_ms, delivery)
     return {"status": "accepted", "message": "Queued for async processing"}, 202

@@ -1,4 +1,4 @@
-"""The self-invoke envelope (CONTRACT section 5): what the accept path hands to the worker.
+"""The self-invoke envelope: what the accept path hands to the worker.
 
 Standard form: the raw delivery, base64, with GitHub's own signature, so ``/events`` re-verifies
 exactly what GitHub signed. Lambda's asynchronous payload limit is 1 MB and base64 grows a body by a

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -81,3 +82,12 @@ def classify_push(payload: Any, tracked_branch: str | None) -> PushRef | Skip:
         installation_id=installation_id,
         after=after if isinstance(after, str) else None,
     )
+
+
+@dataclass(frozen=True)
+class DeliveryInfo:
+    """What the worker is told of the delivery it runs (ids and times; never a token)."""
+
+    delivery_id: str
+    event: str
+    received_at: datetime

@@ -22,7 +22,6 @@ from typing import Any, Protocol
 
 from function.errors import BadRequest
 from function.webhooks import envelope
-from function.webhooks.envelope import PushRef
 from function.webhooks.push import decode_payload
 
 log = logging.getLogger(__name__)
@@ -143,54 +142,10 @@ def apply(store: UserStore, change: InstallationChange, mapping: Mapping[str, st
     return Outcome("linked", name)
 
 
-def _apply_in(svc: Any, change: InstallationChange, delivery: str) -> dict[str, Any]:
+def apply_in(svc: Any, change: InstallationChange, delivery: str) -> dict[str, Any]:
     with svc.store() as store, store.db.atomic():
         outcome = apply(store, change, svc.settings.installation_user_map, delivery)
     return outcome.to_json(change.installation_id)
-
-
-def accept(
-    svc: Any,
-    event: str,
-    delivery: str,
-    signature_header: str,
-    body: bytes,
-    payload: Any,
-    received_at: str,
-) -> tuple[dict[str, Any], int]:
-    """The webhook route's part: apply in inline mode; in Lambda mode forward GitHub's signed body in
-    the standard envelope, exactly as a push is forwarded, without touching the database."""
-    change = parse(event, payload)
-    if change.effect == "none":
-        return {"status": "skipped", "reason": f"{event} action {change.action!r} changes no user"}, 200
-    invoker = svc.invoker()
-    if invoker is None:
-        return _apply_in(svc, change, delivery), 200
-    # The compact envelope carries pushes only; the placeholder is never used because an event whose
-    # standard form would not fit is refused just below (installation payloads are a few KB).
-    placeholder = PushRef(repository="", branch="", installation_id=change.installation_id)
-    payload_bytes = envelope.build(
-        secret=svc.settings.webhook_secret,
-        event=event,
-        delivery=delivery,
-        signature_header=signature_header,
-        body=body,
-        push=placeholder,
-        received_at=received_at,
-    )
-    if envelope.is_compact(payload_bytes):
-        log.error(
-            "Installation event too large to forward",
-            extra={
-                "delivery": delivery,
-                "bytes": len(body),
-                "fix": set_installation_command(change.installation_id),
-            },
-        )
-        return {"status": "skipped", "reason": "installation event too large to forward"}, 200
-    invoker.invoke(payload_bytes)
-    log.info("Queued GitHub webhook", extra={"delivery": delivery, "event": event})
-    return {"status": "accepted", "message": "Queued for async processing"}, 202
 
 
 def apply_envelope(svc: Any, env: envelope.Envelope) -> tuple[dict[str, Any], int]:
@@ -198,4 +153,4 @@ def apply_envelope(svc: Any, env: envelope.Envelope) -> tuple[dict[str, Any], in
     if env.body is None:
         raise BadRequest("installation events travel in the standard envelope only")
     change = parse(env.event, decode_payload(env.body))
-    return _apply_in(svc, change, env.delivery), 200
+    return apply_in(svc, change, env.delivery), 200

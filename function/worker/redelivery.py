@@ -17,174 +17,26 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import parse_qs, urlsplit
 
-from function.errors import RedeliveryNotConfigured, RedeliveryRefused, SourceUnavailable
+from function.errors import RedeliveryRefused
 from function.observability.metrics import MetricsSink, NullMetrics, count
 from function.store.records import Watermark
 from shared import metric_names
 from shared.names import SCHEDULED_REDELIVERY_KIND
 
 if TYPE_CHECKING:
-    # Imported lazily at run time: /events imports this module, and the accept path (the common cold
-    # start) must not pay for urllib3.
-    from function.github.http import HttpClient
+    # Only for types: /events imports this module, and the accept path shares its cold start, which must
+    # not pay for urllib3 and the JWT stack. The sweep imports the client when it runs.
+    from function.github.hook_deliveries import HookDeliveriesApi, HookDelivery
 
 log = logging.getLogger(__name__)
 
 # GitHub keeps App hook deliveries for redelivery only this long.
 MAX_WINDOW = timedelta(days=3)
 DEFAULT_WINDOW = timedelta(hours=24)
-PER_PAGE = 100
 # A delivery our endpoint refuses every time (say a 4xx) would otherwise be redelivered once per sweep
 # for ever: after this many redeliveries inside the window, the sweep gives up on it and logs so.
 MAX_REDELIVERIES = 3
-# GitHub's status for an attempt that got a 2xx answer; anything else is a failure (the doc's rule).
-STATUS_OK = "OK"
-
-
-@dataclass(frozen=True)
-class HookDelivery:
-    """One attempt, as ``GET /app/hook/deliveries`` lists it."""
-
-    id: int
-    guid: str
-    delivered_at: datetime  # aware, UTC
-    status: str
-    status_code: int
-    event: str
-    action: str | None = None
-    redelivery: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.status == STATUS_OK
-
-    @classmethod
-    def from_json(cls, data: Any) -> HookDelivery:
-        try:
-            delivered = datetime.fromisoformat(str(data["delivered_at"]).replace("Z", "+00:00"))
-            return cls(
-                id=int(data["id"]),
-                guid=str(data["guid"]),
-                delivered_at=delivered if delivered.tzinfo else delivered.replace(tzinfo=UTC),
-                status=str(data.get("status") or ""),
-                status_code=int(data.get("status_code") or 0),
-                event=str(data.get("event") or ""),
-                action=data.get("action"),
-                redelivery=bool(data.get("redelivery")),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SourceUnavailable(f"unreadable hook delivery from GitHub: {type(exc).__name__}") from None
-
-
-@dataclass(frozen=True)
-class Page:
-    deliveries: list[HookDelivery]
-    next_cursor: str | None
-
-
-class HookDeliveriesApi(Protocol):
-    """The two GitHub calls the sweep makes (a fake records them in tests)."""
-
-    def list_deliveries(self, cursor: str | None) -> Page:
-        """One page, newest first; ``next_cursor`` is None on the last page."""
-
-    def redeliver(self, delivery_id: int) -> None:
-        """Ask GitHub to deliver this attempt again; raises RedeliveryRefused when GitHub says no."""
-
-
-class GitHubHookDeliveries:
-    """``HookDeliveriesApi`` on GitHub's REST API, authenticated with the App's JWT."""
-
-    def __init__(self, auth: Any, http: HttpClient, api_url: str, *, per_page: int = PER_PAGE) -> None:
-        self._auth = auth  # GitHubAppAuth: app_jwt()
-        self._http = http
-        self._api_url = api_url.rstrip("/")
-        self._per_page = per_page
-
-    def _headers(self) -> dict[str, str]:
-        from function.github.app_auth import API_VERSION, GITHUB_JSON
-
-        return {
-            "Authorization": f"Bearer {self._auth.app_jwt()}",
-            "Accept": GITHUB_JSON,
-            "X-GitHub-Api-Version": API_VERSION,
-        }
-
-    def list_deliveries(self, cursor: str | None) -> Page:
-        url = f"{self._api_url}/app/hook/deliveries?per_page={self._per_page}"
-        if cursor:
-            url += f"&cursor={cursor}"
-        from function.errors import HttpError
-
-        try:
-            answer = self._http.request("GET", url, headers=self._headers())
-        except HttpError as exc:
-            raise SourceUnavailable(f"listing App hook deliveries: {exc}") from None
-        _raise_for_status(answer.status, "listing App hook deliveries")
-        try:
-            items = json.loads(answer.body)
-        except ValueError:
-            raise SourceUnavailable("listing App hook deliveries: the answer is not JSON") from None
-        if not isinstance(items, list):
-            raise SourceUnavailable("listing App hook deliveries: the answer is not a list")
-        return Page([HookDelivery.from_json(item) for item in items], next_cursor(answer.headers.get("Link")))
-
-    def redeliver(self, delivery_id: int) -> None:
-        url = f"{self._api_url}/app/hook/deliveries/{int(delivery_id)}/attempts"
-        from function.errors import HttpError
-
-        try:
-            answer = self._http.request("POST", url, headers=self._headers())
-        except HttpError as exc:
-            raise RedeliveryRefused(str(exc)) from None
-        if answer.status not in (200, 202):
-            raise RedeliveryRefused(f"GitHub answered {answer.status}: {_message(answer.body)}")
-
-
-def _message(body: bytes) -> str:
-    try:
-        return str(json.loads(body).get("message", ""))[:200]
-    except (ValueError, AttributeError):
-        return body[:200].decode("utf-8", "replace")
-
-
-def _raise_for_status(status: int, what: str) -> None:
-    from function.errors import GitHubAuthError
-
-    if status == 200:
-        return
-    if status >= 500 or status == 429:
-        raise SourceUnavailable(f"{what}: GitHub answered {status}")
-    raise GitHubAuthError(f"{what}: GitHub answered {status}")
-
-
-def next_cursor(link_header: str | None) -> str | None:
-    """The ``cursor`` of the ``rel="next"`` URL in a Link header (GitHub paginates deliveries by cursor)."""
-    for part in (link_header or "").split(","):
-        url, _, params = part.partition(";")
-        if 'rel="next"' in params.replace(" ", ""):
-            query = parse_qs(urlsplit(url.strip().strip("<>")).query)
-            values = query.get("cursor")
-            return values[0] if values else None
-    return None
-
-
-def fetch_since(api: HookDeliveriesApi, since: datetime) -> tuple[list[HookDelivery], int]:
-    """Every attempt delivered at or after ``since`` (newest first) and the number of pages read. Stops
-    at the first page that reaches back past ``since``: the list is newest first."""
-    found: list[HookDelivery] = []
-    pages = 0
-    cursor: str | None = None
-    while True:
-        page = api.list_deliveries(cursor)
-        pages += 1
-        found.extend(d for d in page.deliveries if d.delivered_at >= since)
-        reached_back = any(d.delivered_at < since for d in page.deliveries)
-        if reached_back or not page.deliveries or page.next_cursor is None:
-            return found, pages
-        cursor = page.next_cursor
 
 
 @dataclass(frozen=True)
@@ -283,6 +135,8 @@ def sweep(
     """
     previous = state.load() if state is not None else None
     report = SweepReport(since=window_start(now, window, previous, catch_up=catch_up), dry_run=dry_run)
+    from function.github.hook_deliveries import fetch_since
+
     deliveries, report.pages = fetch_since(api, report.since)
     report.fetched = len(deliveries)
     report.guids = len({d.guid for d in deliveries})
@@ -350,21 +204,6 @@ def _naive(value: datetime) -> datetime:
 # -- wiring ---------------------------------------------------------------------------------------
 
 
-def api_from_settings(settings: Any) -> tuple[GitHubHookDeliveries, HttpClient]:
-    """The real API client (and its HTTP client, for the caller to close) from Settings."""
-    from function.github.app_auth import GitHubAppAuth
-    from function.github.http import HttpClient
-
-    if not settings.github_app_id or not settings.github_private_key:
-        raise RedeliveryNotConfigured(
-            "redelivery needs GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY (or _PARAM): "
-            "the App's deliveries are listed with its JWT"
-        )
-    http = HttpClient(https_proxy=settings.https_proxy, no_proxy=settings.no_proxy)
-    auth = GitHubAppAuth(settings.github_app_id, settings.github_private_key, settings.github_api_url, http)
-    return GitHubHookDeliveries(auth, http, settings.github_api_url), http
-
-
 def is_scheduled_event(raw: bytes) -> bool:
     """True for the schedule's constant input ``{"kind": "scheduled-redelivery"}``; an envelope's kind is
     always one of its own."""
@@ -379,6 +218,7 @@ def is_scheduled_event(raw: bytes) -> bool:
 
 def run_scheduled(services: Any, metrics: MetricsSink, now: datetime | None = None) -> SweepReport:
     """The schedule's sweep inside the function: the default window, the watermark in the database."""
+    from function.github.hook_deliveries import api_from_settings
     from function.store.sweep_state import SweepStateStore
 
     api, http = api_from_settings(services.settings)

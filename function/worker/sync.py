@@ -20,6 +20,7 @@ from function.articles.parsed import ParsedArticle
 from function.errors import ArticleParseError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, FetchFailure, RepoRef, Snapshot
 from function.webhooks.envelope import PushRef
+from function.webhooks.push import DeliveryInfo
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +83,6 @@ class SyncSummary:
             "archived": self.archived,
             "head_sha": self.head_sha,
         }
-
-
-@dataclass(frozen=True)
-class DeliveryInfo:
-    delivery_id: str
-    event: str
-    received_at: datetime
 
 
 class Store(Protocol):

@@ -24,7 +24,7 @@ from tests.support.deliveries import SECRET
 
 StandInMaker = Callable[..., LambdaApiStandIn]
 GITHUB_LIMIT_S = 10.0
-MAX_ATTEMPTS = 3  # the invoker's retry budget (issue 2)
+MAX_ATTEMPTS = 3  # the invoker's retry budget: 3 attempts in all
 
 
 def assert_unavailable(answer: TestResponse) -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from function.errors import HttpError, HttpTimeout
-from function.github.http import HttpClient, bypasses_proxy, parse_no_proxy
+from function.github.http import HttpClient
+from function.net.proxy import bypasses_proxy, parse_no_proxy
 from tests.support.github_standin import (
     GitHubStandIn,
     Handler,

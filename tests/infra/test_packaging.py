@@ -28,7 +28,6 @@ RUNTIME_MODULES = (
     "cryptography",
     "markdown_it",
     "mdit_py_plugins",
-    "frontmatter",
     "yaml",
     "urllib3",
     # Bundled rather than taken from the Lambda runtime, so the version is the one pyproject asks for.

@@ -7,16 +7,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from function.github.hook_deliveries import GitHubHookDeliveries, HookDelivery, next_cursor
 from function.github.http import HttpClient
-from function.worker.redelivery import (
-    MAX_REDELIVERIES,
-    GitHubHookDeliveries,
-    HookDelivery,
-    Watermark,
-    next_cursor,
-    plan,
-    sweep,
-)
+from function.store.records import Watermark
+from function.worker.redelivery import MAX_REDELIVERIES, plan, sweep
 from tests.support.github_fixtures import AppKey
 from tests.support.github_standin import GitHubStandIn
 from tests.support.hook_deliveries import NOW, HookDeliveries

@@ -1,4 +1,4 @@
-"""``blog-api sync --user N``: a full scan now, from the command line (CONTRACT section 1)."""
+"""``blog-api sync --user N``: a full scan now, from the command line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``blog-api users add`` / ``users list``: registering who the blog serves (CONTRACT section 1)."""
+"""``blog-api users add`` / ``users list``: registering who the blog serves."""
 
 from __future__ import annotations
 

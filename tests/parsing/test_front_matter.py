@@ -1,4 +1,4 @@
-"""CONTRACT section 7: what each front matter field means, and the message for each bad input."""
+"""What each front matter field means, and the message for each bad input."""
 
 from __future__ import annotations
 

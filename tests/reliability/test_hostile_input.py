@@ -24,11 +24,10 @@ from flask import Flask
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from function.aws.dispatch import dispatch
+from function.aws.dispatch import PASS_THROUGH_ENVIRON_KEY, dispatch
 from function.store.backends import open_database
 from function.store.models import Delivery
 from function.webhooks.signature import sign
-from function.worker.events_route import PASS_THROUGH_ENVIRON_KEY
 from tests.support.blog_fixtures import Blog
 from tests.support.deliveries import SECRET, github_headers, push_payload
 from tests.support.github_fixtures import INSTALLATION_ID
@@ -189,7 +188,7 @@ def webhook_requests(draw: st.DrawFn) -> tuple[bytes, dict[str, str], bool]:
 
 
 def sign_compact(fields: dict[str, Any], secret: str = SECRET) -> str:
-    """CONTRACT section 5's compact-form signature: HMAC-SHA256 over canonical JSON of the other fields."""
+    """The compact form's signature: HMAC-SHA256 over canonical JSON of the other fields."""
     canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
     return "sha256=" + hmac.new(secret.encode(), canonical, hashlib.sha256).hexdigest()
 

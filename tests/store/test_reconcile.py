@@ -1,4 +1,4 @@
-"""The reconcile write (``apply``) and its index read, on SQLite and MariaDB: CONTRACT section 7."""
+"""The reconcile write (``apply``) and its index read, on SQLite and MariaDB."""
 
 from __future__ import annotations
 

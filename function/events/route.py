@@ -8,19 +8,15 @@ from typing import Any
 
 from flask import Blueprint, request
 
+from function.aws.dispatch import PASS_THROUGH_ENVIRON_KEY
 from function.errors import BlogApiError, Forbidden, Unavailable
-from function.observability import metrics
+from function.events.run import log_complete, run_push
 from function.web import services
 from function.webhooks import envelope
 from function.webhooks.push import Skip, classify_push, decode_payload
 from function.worker import installations, redelivery
-from function.worker.run import log_complete, run_push
 
 log = logging.getLogger(__name__)
-
-# Set in the WSGI environ by function.handler for events that came through the pass-through path.
-# An HTTP request cannot set it: headers arrive as HTTP_* keys, never as this one.
-PASS_THROUGH_ENVIRON_KEY = "blog_api.pass_through"  # noqa: S105 - a WSGI environ key, not a secret
 
 
 def make_blueprint(path: str) -> Blueprint:
@@ -40,7 +36,7 @@ def make_blueprint(path: str) -> Blueprint:
             # it (inline mode serves this route over HTTP, so the marker is checked here too).
             if not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
                 raise Forbidden("the redelivery sweep only runs from the function's schedule")
-            return redelivery.run_scheduled(svc, metrics.for_current_app()).to_json(), 200
+            return redelivery.run_scheduled(svc, svc.metrics()).to_json(), 200
         env = envelope.parse_and_verify(settings.webhook_secret, raw)
 
         push = env.push

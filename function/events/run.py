@@ -11,6 +11,7 @@ from function.observability import metrics
 from function.observability.logs import COMPLETE_MESSAGE
 from function.web import services
 from function.webhooks.envelope import PushRef
+from function.webhooks.push import DeliveryInfo
 
 if TYPE_CHECKING:
     from function.worker.sync import SyncSummary
@@ -33,10 +34,6 @@ def parse_time(value: str | None) -> datetime:
 
 def run_push(delivery: str, event: str, received_at: str | None, push: PushRef) -> SyncSummary:
     """Sync the pushing user's articles; logs ``Webhook processing complete`` when done."""
-    # Imported here: the worker pulls in the Markdown and YAML stack, which the accept path (the
-    # common cold start) never needs.
-    from function.worker.sync import DeliveryInfo
-
     started = time.perf_counter()
     svc = services()
     info = DeliveryInfo(delivery_id=delivery, event=event, received_at=parse_time(received_at))
@@ -44,11 +41,11 @@ def run_push(delivery: str, event: str, received_at: str | None, push: PushRef) 
         with svc.store() as store:
             summary = svc.worker(store).process_push(info, push)
     except Exception as exc:
-        metrics.record_processing_error(delivery, type(exc).__name__)
+        metrics.record_processing_error(svc.metrics(), delivery, type(exc).__name__)
         log_complete(delivery, started, "failed", level=logging.WARNING, error_type=type(exc).__name__)
         raise
     duration_ms = log_complete(delivery, started, summary.outcome, **summary.log_fields())
-    metrics.record_processing(summary, duration_ms, delivery)
+    metrics.record_processing(svc.metrics(), summary, duration_ms, delivery)
     return summary
 
 
