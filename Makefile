@@ -3,12 +3,18 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# What serving needs (the project's own dependencies): `make run` installs only this, in seconds;
+# the dev extra (test tools, Pulumi, moto...) comes with `make install`, `make test` and the rest.
+RUN_STAMP := $(VENV)/.installed-run-stamp
+# `make run PORT=5001 HOST=0.0.0.0` when 5000 is taken or another machine must reach the server.
+PORT ?= 5000
+HOST ?= 127.0.0.1
 
 # Embedded defaults for `make run`.
 RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
            DATABASE_URL=sqlite:///.data/blog.db
 
-.PHONY: install run test check bench package mariadb-server clean
+.PHONY: install install-run run test check bench package mariadb-server clean
 
 install: $(STAMP)
 
@@ -16,13 +22,20 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
-	@touch $(STAMP)
+	@touch $(STAMP) $(RUN_STAMP)
 
-run: install
+install-run: $(RUN_STAMP)
+
+$(RUN_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e .
+	@touch $(RUN_STAMP)
+
+run: install-run
 	@mkdir -p .data
 	$(RUN_ENV) $(BIN)/blog-api init-db
 	$(RUN_ENV) $(BIN)/blog-api users add --name demo --email demo@example.com --installation-id 1 --if-missing
-	$(RUN_ENV) $(BIN)/flask --app function.app run --host 127.0.0.1 --port 5000
+	$(RUN_ENV) $(BIN)/python -m flask --app function.app run --host $(HOST) --port $(PORT)
 
 # The MariaDB binaries for the throwaway test server (the tests start and stop the server themselves).
 mariadb-server:

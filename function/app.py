@@ -7,6 +7,7 @@ from typing import Any
 from flask import Flask
 
 from function.api import health, http_errors, read_routes
+from function.errors import ConfigError
 from function.events import route as events_route
 from function.observability.logs import configure_logging
 from function.receiver import webhook_route
@@ -23,10 +24,11 @@ def create_app(
     """Build the app. Settings come from the environment unless given; collaborators may be passed
     (``services``, or ``invoker=``/``source=``/``database=``/``clock=`` overrides) instead of built.
 
-    Raises ConfigError (and so refuses to start) without a webhook secret.
+    Raises ConfigError (and so refuses to start) without a webhook secret, or with a setting missing
+    for the article source (``Settings.check_source``), or malformed.
     """
     if services is None:
-        services = Services(settings or Settings.from_env(), **overrides)
+        services = Services(settings or _settings_from_environment(), **overrides)
     settings = services.settings
     configure_logging(settings.log_level, settings.secrets())
 
@@ -48,3 +50,17 @@ def create_app(
     app.register_blueprint(events_route.make_blueprint(settings.pass_through_path))
     app.register_blueprint(read_routes.blueprint)
     return app
+
+
+def _settings_from_environment() -> Settings:
+    """The start-up checks on the environment. Under a command line (``flask --app function.app run``,
+    whose click context is active) a refusal is one line and exit 1, as for ``blog-api``, instead of a
+    traceback; elsewhere (Lambda, tests) the ConfigError itself is raised."""
+    try:
+        return Settings.from_env(require_source=True)
+    except ConfigError as exc:
+        import click
+
+        if click.get_current_context(silent=True) is None:
+            raise
+        raise click.ClickException(str(exc)) from None

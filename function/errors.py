@@ -146,3 +146,17 @@ class InstallationNotFound(GitHubAuthError):
     def __init__(self, installation_id: int) -> None:
         self.installation_id = installation_id
         super().__init__(f"GitHub App installation {installation_id} not found (uninstalled?)")
+
+
+class Conflict(BlogApiError):
+    """What the request would create exists already (a user name, an installation registered)."""
+
+    status = 409
+    code = "CONFLICT"
+
+
+class SchemaMismatch(BlogApiError):
+    """The database's tables were made by another version of blog-api: init-db refuses to touch them."""
+
+    status = 409
+    code = "SCHEMA_MISMATCH"

@@ -117,13 +117,13 @@ def build_source(settings: Settings) -> ArticleSource:
 
         return DirectorySource(Path(folder), settings.articles_dir)
 
-    from function.errors import ConfigError
     from function.github.app_auth import GitHubAppAuth
     from function.github.http import HttpClient
     from function.sources.github import GitHubSource
 
-    if not settings.github_app_id or not settings.github_private_key:
-        raise ConfigError("ARTICLE_SOURCE=github needs GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY (or _PARAM)")
+    # The same check (and one-line message) as at start-up, for settings that were built without it.
+    settings.check_source()
+    assert settings.github_app_id and settings.github_private_key  # check_source refused otherwise
     http = HttpClient(https_proxy=settings.https_proxy, no_proxy=settings.no_proxy)
     auth = GitHubAppAuth(settings.github_app_id, settings.github_private_key, settings.github_api_url, http)
     return GitHubSource(auth, http, settings.github_api_url, articles_dir=settings.articles_dir)

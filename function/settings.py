@@ -48,7 +48,8 @@ class Settings:
         if self.require_secret and not self.webhook_secret:
             raise ConfigError(
                 f"{names.ENV_WEBHOOK_SECRET} (or {names.ENV_WEBHOOK_SECRET_PARAM}) is not set: "
-                "blog-api refuses to start without a webhook secret"
+                "blog-api refuses to start without a webhook secret; set it to the GitHub App's webhook "
+                "secret"
             )
         if self.article_source != "github" and not self.article_source.startswith("dir:"):
             raise ConfigError(f"{names.ENV_ARTICLE_SOURCE} must be 'github' or 'dir:PATH'")
@@ -58,9 +59,49 @@ class Settings:
             raise ConfigError(f"{names.ENV_DATABASE_CONNECTIONS} must be 'keep' or 'per-job'")
         if self.log_level not in _LOG_LEVELS:
             raise ConfigError(f"{names.ENV_LOG_LEVEL} must be one of {', '.join(_LOG_LEVELS)}")
+        if self.github_app_id is not None and not self.github_app_id.isdigit():
+            raise ConfigError(
+                f"{names.ENV_GITHUB_APP_ID} must be the App's numeric id "
+                "(the 'App ID' on the App's settings page, not its name or client id)"
+            )
+        if self.github_private_key is not None and not _looks_like_pem_key(self.github_private_key):
+            raise ConfigError(
+                f"{names.ENV_GITHUB_APP_PRIVATE_KEY} is not a PEM private key: use the whole .pem file "
+                "GitHub generated, its -----BEGIN and -----END lines and line breaks included"
+            )
+        if not self.github_api_url.startswith(("https://", "http://")):
+            raise ConfigError(f"{names.ENV_GITHUB_API_URL} must start with https://")
         # Refused now, naming the setting, rather than as a 500 on every request (and Lambda retrying
         # a configuration error until the dead-letter queue).
         parse_database_url(self.database_url)
+
+    def check_source(self) -> None:
+        """Raise ConfigError, naming what is missing, unless the article source can be built: the App's
+        id and key for ``github`` (the key may come from its SSM name), an existing folder for ``dir:``."""
+        folder = self.source_dir
+        if folder is not None:
+            if not folder or not os.path.isdir(folder):
+                raise ConfigError(
+                    f"{names.ENV_ARTICLE_SOURCE}=dir:{folder}: no such folder "
+                    f"({os.path.abspath(folder or '.')})"
+                )
+            return
+        missing = [
+            name
+            for name, value in (
+                (names.ENV_GITHUB_APP_ID, self.github_app_id),
+                (
+                    f"{names.ENV_GITHUB_APP_PRIVATE_KEY} (or {names.ENV_GITHUB_APP_PRIVATE_KEY_PARAM})",
+                    self.github_private_key,
+                ),
+            )
+            if not value
+        ]
+        if missing:
+            raise ConfigError(
+                f"{' and '.join(missing)} not set: {names.ENV_ARTICLE_SOURCE}=github reads articles "
+                "through the GitHub App; set them, or use ARTICLE_SOURCE=dir:PATH for a local folder"
+            )
 
     @property
     def lambda_mode(self) -> bool:
@@ -97,8 +138,12 @@ class Settings:
         read_parameters: ParameterReader | None = None,
         *,
         require_secret: bool = True,
+        require_source: bool = False,
     ) -> Settings:
         """Build settings from ``environ`` (default ``os.environ``).
+
+        ``require_source``: the article source's settings must be complete too (``check_source``); the
+        app starts with it, so a push never meets a half-configured source.
 
         ``*_PARAM`` variables name SSM SecureStrings; they are read in one batched call through
         ``read_parameters`` (default: botocore's SSM client), only when a plain value is not set.
@@ -122,7 +167,7 @@ class Settings:
                     raise ConfigError(f"SSM parameter {param} (from {wanted[var]}) was not found")
                 env[var] = values[param]
 
-        return cls(
+        settings = cls(
             webhook_secret=env.get(names.ENV_WEBHOOK_SECRET, ""),
             github_app_id=env.get(names.ENV_GITHUB_APP_ID) or None,
             github_private_key=env.get(names.ENV_GITHUB_APP_PRIVATE_KEY) or None,
@@ -141,6 +186,17 @@ class Settings:
             installation_user_map=_parse_map(env.get(names.ENV_INSTALLATION_MAP, "")),
             require_secret=require_secret,
         )
+        if require_source:
+            settings.check_source()
+        return settings
+
+
+def _looks_like_pem_key(text: str) -> bool:
+    """A PEM private key block (RSA or PKCS#8) on several lines, as GitHub's download holds it (a key
+    pasted into one line, with literal ``\\n``, is the usual mistake). Decoding it is left to the GitHub
+    client, so settings import no cryptography."""
+    stripped = text.strip()
+    return stripped.startswith("-----BEGIN ") and stripped.endswith("PRIVATE KEY-----") and "\n" in stripped
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -179,10 +235,22 @@ def ssm_parameter_reader(https_proxy: str | None = None, no_proxy: Sequence[str]
     def read(parameter_names: Sequence[str]) -> dict[str, str]:
         from function.aws import clients as aws_clients
 
-        client = aws_clients.client(
-            "ssm", connect_timeout=2, read_timeout=5, attempts=3, https_proxy=https_proxy, no_proxy=no_proxy
-        )
-        answer = client.get_parameters(Names=list(parameter_names), WithDecryption=True)
+        try:
+            client = aws_clients.client(
+                "ssm",
+                connect_timeout=2,
+                read_timeout=5,
+                attempts=3,
+                https_proxy=https_proxy,
+                no_proxy=no_proxy,
+            )
+            answer = client.get_parameters(Names=list(parameter_names), WithDecryption=True)
+        except Exception as exc:  # botocore's many errors (no credentials, no region, denied): one line
+            raise ConfigError(
+                f"cannot read the SSM parameters {', '.join(parameter_names)}: {type(exc).__name__}: "
+                + str(exc).splitlines()[0][:300]
+                + " (check AWS credentials, AWS_REGION and the parameters' names)"
+            ) from exc
         return {p["Name"]: p["Value"] for p in answer.get("Parameters", [])}
 
     return read

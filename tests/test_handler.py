@@ -170,6 +170,8 @@ def test_handler_builds_the_app_from_the_environment_once(
 ) -> None:
     monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", SECRET)
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path}/h.db")
+    # The start-up checks want a complete article source: a folder here, instead of the App's settings.
+    monkeypatch.setenv("ARTICLE_SOURCE", f"dir:{tmp_path}")
     monkeypatch.delenv("AWS_LAMBDA_FUNCTION_NAME", raising=False)
     monkeypatch.setattr(handler_module, "_app", None)
     event = as_http_event("apiGatewayProxyV2Event", "GET", "/healthz", b"", {})

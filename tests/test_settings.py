@@ -3,6 +3,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +92,111 @@ def test_a_database_url_from_ssm_is_checked_too() -> None:
             {names.ENV_WEBHOOK_SECRET: "s", names.ENV_DATABASE_URL_PARAM: "/blog/db"},
             lambda wanted: {"/blog/db": "postgres://u:pw@h/db"},
         )
+
+
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n"
+
+
+def test_the_github_source_needs_the_app_id_and_key_at_start_up() -> None:
+    # The app starting without them answered 500 on the first push, and recorded nothing.
+    with pytest.raises(ConfigError, match=r"^GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY .* not set") as caught:
+        Settings.from_env({names.ENV_WEBHOOK_SECRET: "s"}, require_source=True)
+    assert "ARTICLE_SOURCE=dir:PATH" in str(caught.value)  # the other way out is named too
+
+
+def test_the_key_may_come_from_its_ssm_name() -> None:
+    settings = Settings.from_env(
+        {
+            names.ENV_WEBHOOK_SECRET: "s",
+            names.ENV_GITHUB_APP_ID: "123456",
+            names.ENV_GITHUB_APP_PRIVATE_KEY_PARAM: "/blog/app-key",
+        },
+        lambda wanted: {"/blog/app-key": PEM},
+        require_source=True,
+    )
+    assert settings.github_private_key == PEM
+
+
+def test_only_the_missing_app_setting_is_named() -> None:
+    with pytest.raises(ConfigError, match=r"^GITHUB_APP_ID not set"):
+        Settings.from_env(
+            {names.ENV_WEBHOOK_SECRET: "s", names.ENV_GITHUB_APP_PRIVATE_KEY: PEM}, require_source=True
+        )
+
+
+def test_a_folder_source_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^ARTICLE_SOURCE=dir:.*no such folder"):
+        Settings.from_env(
+            {names.ENV_WEBHOOK_SECRET: "s", names.ENV_ARTICLE_SOURCE: f"dir:{tmp_path}/nope"},
+            require_source=True,
+        )
+    assert Settings.from_env(
+        {names.ENV_WEBHOOK_SECRET: "s", names.ENV_ARTICLE_SOURCE: f"dir:{tmp_path}"}, require_source=True
+    ).source_dir == str(tmp_path)
+
+
+def test_commands_that_need_no_source_start_without_the_app_settings() -> None:
+    # init-db, users, deliveries: the CLI reads settings without require_source.
+    assert Settings.from_env({}, require_secret=False).github_app_id is None
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        (names.ENV_GITHUB_APP_ID, "my-blog-app", "must be the App's numeric id"),
+        (names.ENV_GITHUB_APP_PRIVATE_KEY, "MIIEowIBAAKCAQEA", "is not a PEM private key"),
+        # A PEM pasted into one line, with literal \n: what a shell export often makes of it.
+        (names.ENV_GITHUB_APP_PRIVATE_KEY, PEM.replace("\n", "\\n"), "is not a PEM private key"),
+        (names.ENV_GITHUB_API_URL, "api.github.com", "must start with https://"),
+    ],
+)
+def test_a_malformed_app_setting_is_named_with_its_fix(variable: str, value: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{variable} {says}") as caught:
+        Settings.from_env({names.ENV_WEBHOOK_SECRET: "s", variable: value})
+    assert value not in str(caught.value)  # a key, even a broken one, is never echoed
+
+
+def test_unreadable_ssm_parameters_are_one_line_naming_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No region and no credentials: botocore's own error would be a traceback.
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
+    with pytest.raises(ConfigError, match=r"^cannot read the SSM parameters /blog/secret: ") as caught:
+        Settings.from_env({names.ENV_WEBHOOK_SECRET_PARAM: "/blog/secret"})
+    assert "\n" not in str(caught.value)
+    assert "AWS_REGION" in str(caught.value)
+
+
+def _flask_run(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``flask --app function.app run`` as a newcomer types it (a port nothing listens on: if it did
+    start, the time-out would fail the test)."""
+    project = Path(__file__).resolve().parents[1]
+    return subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "function.app", "run", "--port", "1"],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(project), "HOME": str(cwd), **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "names_it"),
+    [
+        ({}, "GITHUB_WEBHOOK_SECRET (or GITHUB_WEBHOOK_SECRET_PARAM) is not set"),
+        ({"GITHUB_WEBHOOK_SECRET": "s"}, "GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY"),
+        ({"GITHUB_WEBHOOK_SECRET": "s", "LOG_LEVEL": "loud"}, "LOG_LEVEL must be one of"),
+    ],
+)
+def test_flask_run_refuses_in_one_line_naming_the_setting(
+    tmp_path: Path, env: dict[str, str], names_it: str
+) -> None:
+    result = _flask_run(env, tmp_path)
+
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ") and names_it in lines[0]
+    assert "Traceback" not in result.stderr + result.stdout

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,10 +10,13 @@ from typing import Any
 
 import click
 
+from function.cli.failures import describe, missing_sqlite_file, transport_reason
 from function.errors import BlogApiError, ConfigError
 from function.services import Services
 from function.settings import Settings
-from shared.names import ENV_GITHUB_APP_ID, ENV_WEBHOOK_SECRET_PARAM
+from function.store.url import DatabaseTarget, parse_database_url
+from function.worker.maintenance import add_user, new_user_problem
+from shared.names import ENV_DATABASE_URL, ENV_DATABASE_URL_PARAM, ENV_GITHUB_APP_ID, ENV_WEBHOOK_SECRET_PARAM
 
 
 class Context:
@@ -28,8 +30,27 @@ class Context:
             self._services = Services(Settings.from_env(require_secret=require_secret))
         return self._services
 
+    def database_target(self) -> DatabaseTarget | None:
+        """What DATABASE_URL names, once the settings were read (for error lines); else None."""
+        if self._services is None:
+            return None
+        return parse_database_url(self._services.settings.database_url)
+
+    def existing_database(self) -> Any:
+        """The database, which must exist: a command that reads or changes data never creates one
+        (SQLite would, silently, wherever the command runs); ``init-db`` is what creates it."""
+        services = self.services()
+        url_is_default = not (os.environ.get(ENV_DATABASE_URL) or os.environ.get(ENV_DATABASE_URL_PARAM))
+        target = parse_database_url(services.settings.database_url)
+        missing = missing_sqlite_file(target, url_is_default=url_is_default)
+        if missing:
+            raise ConfigError(missing)
+        return services.database()
+
     @contextmanager
     def store(self) -> Iterator[Any]:
+        """A store on a fresh connection to the existing database (``existing_database``)."""
+        self.existing_database()
         with self.services().store() as store:
             yield store
 
@@ -74,19 +95,9 @@ def cli() -> None:
 @pass_context
 def init_db(ctx: Context) -> None:
     """Create the tables (idempotent); refuse a database whose tables an older version made."""
-    from function.store.connection import connection
-    from function.store.models import create_tables, schema_differences
+    from function.worker.maintenance import initialise, refuse_differences
 
-    db = ctx.services().database()
-    with connection(db):
-        create_tables(db)
-        differences = schema_differences(db)
-    if differences:
-        raise BlogApiError(
-            "the database's tables were made by another version of blog-api ("
-            + "; ".join(differences)
-            + "): migrate them, or for a local database made by `make run`, delete .data/ and run again"
-        )
+    refuse_differences(initialise(ctx.services().database()))
     click.echo("database ready")
 
 
@@ -117,23 +128,15 @@ def users_add(
         if existing is not None and if_missing:
             click.echo(f"user exists: {_user_line(existing)}")
             return
-        user = store.add_user(name, email, installation_id, repository)
+        user = add_user(store, name, email, installation_id, repository)
     click.echo(f"added: {_user_line(user)}")
 
 
 def _check_new_user(name: str, email: str, installation_id: int | None, repository: str | None) -> None:
-    """What the database would take but nobody could use: the name is a URL path segment
-    (``/users/<name>/articles``) and at most 100 characters."""
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name):
-        raise BlogApiError(
-            "--name must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
-        )
-    if "@" not in email.strip("@") or any(c.isspace() for c in email) or len(email) > 255:
-        raise BlogApiError("--email must be an e-mail address")
-    if installation_id is not None and not 0 < installation_id < 2**63:
-        raise BlogApiError("--installation-id must be a positive number")
-    if repository is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
-        raise BlogApiError("--repository must look like owner/name")
+    problem = new_user_problem(name, email, installation_id, repository)
+    if problem is not None:
+        field, rule = problem
+        raise BlogApiError(f"--{field.replace('_', '-')} {rule}")
 
 
 @users.command("list")
@@ -152,6 +155,15 @@ def users_list(ctx: Context) -> None:
 def users_set_installation(ctx: Context, name: str, installation_id: int) -> None:
     """Point a user at a GitHub App installation (fixes 'unknown installation')."""
     with ctx.store() as store:
+        if store.get_user(name) is None:
+            raise BlogApiError(f"no user named {name!r}: `blog-api users list` shows who exists")
+        holder = store.find_user_by_installation(installation_id)
+        if holder is not None and holder.name != name:
+            raise BlogApiError(
+                f"installation {installation_id} is already registered to user {holder.name!r}: "
+                "one installation serves one user; check the id (the number at the end of the "
+                "installation's settings URL)"
+            )
         user = store.set_installation(name, installation_id)
     click.echo(f"updated: {_user_line(user)}")
 
@@ -166,14 +178,22 @@ def users_set_installation(ctx: Context, name: str, installation_id: int) -> Non
 def sync(ctx: Context, user_name: str, branch: str | None, repository: str | None) -> None:
     """Full scan now: reconcile every article of the user's repository."""
     services = ctx.services()
-    if services.settings.source_dir is None and not repository:
-        with services.store() as store:
-            user = store.get_user(user_name)
-        if user is not None and not user.repository:
-            raise ConfigError(
-                f"user {user_name!r} has no repository yet (it is learned from their first push): "
-                "pass --repository owner/name"
-            )
+    # The user first: naming someone who does not exist is the likelier mistake, and its line should
+    # not be hidden behind the article source's settings.
+    with ctx.store() as store:
+        user = store.get_user(user_name)
+    if user is None:
+        raise BlogApiError(
+            f"no user named {user_name!r}: add it with "
+            f"`blog-api users add --name {user_name} --email ADDRESS` "
+            "(`blog-api users list` shows who exists)"
+        )
+    if services.settings.source_dir is None and not repository and not user.repository:
+        raise ConfigError(
+            f"user {user_name!r} has no repository yet (it is learned from their first push): "
+            "pass --repository owner/name"
+        )
+    services.settings.check_source()
     interactive = sys.stdout.isatty()
     bar: Any = None
 
@@ -186,7 +206,7 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
             bar.__enter__()
         bar.update(done - bar.pos)
 
-    with services.store() as store:
+    with ctx.store() as store:
         worker = services.worker(store)
         try:
             summary = worker.sync_user(
@@ -213,10 +233,13 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
 @pass_context
 def deliveries(ctx: Context, limit: int) -> None:
-    """Recent deliveries: id, event, received → finished, counts, outcome."""
+    """Recent deliveries: id, event, received → finished, counts, what changed, outcome, failed paths."""
     with ctx.store() as store:
         rows = store.recent_deliveries(limit)
-    click.echo("delivery\tevent\treceived\tfinished\tduration_ms\tprocessed/succeeded/failed\toutcome")
+    click.echo(
+        "delivery\tevent\treceived\tfinished\tduration_ms\tprocessed/succeeded/failed\t"
+        "written/archived/unchanged\toutcome\tfailed paths or error"
+    )
     for row in rows:
         finished = row.finished_at.isoformat(timespec="milliseconds") if row.finished_at else "-"
         duration = (
@@ -226,9 +249,18 @@ def deliveries(ctx: Context, limit: int) -> None:
         )
         click.echo(
             f"{row.delivery_id}\t{row.event}\t{row.received_at.isoformat(timespec='milliseconds')}\t{finished}\t"
-            f"{duration}\t{row.processed}/{row.succeeded}/{row.failed}\t{row.outcome}"
+            f"{duration}\t{row.processed}/{row.succeeded}/{row.failed}\t{_changes(row)}\t{row.outcome}"
             + (f"\t{row.error}" if row.error else "")
         )
+
+
+def _changes(row: Any) -> str:
+    """``written/archived/unchanged``; "-" for a count a delivery recorded before it was kept."""
+
+    def count(value: int | None) -> str:
+        return "-" if value is None else str(value)
+
+    return f"{count(row.written)}/{row.archived}/{count(row.unchanged)}"
 
 
 def register(command: click.Command) -> None:
@@ -239,8 +271,9 @@ def register(command: click.Command) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: runs the CLI and turns expected failures into one line and exit 1."""
     _load_extra_commands()
+    context = Context()
     try:
-        cli.main(args=argv, prog_name="blog-api", standalone_mode=False)
+        cli.main(args=argv, prog_name="blog-api", standalone_mode=False, obj=context)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(1)
@@ -248,9 +281,15 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except _expected_errors() as exc:
-        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        click.echo(f"error: {message}".splitlines()[0], err=True)
+        click.echo(f"error: {describe(exc, _target_of(context))}", err=True)
         sys.exit(1)
+
+
+def _target_of(context: Context) -> DatabaseTarget | None:
+    try:
+        return context.database_target()
+    except ConfigError:
+        return None
 
 
 def _load_extra_commands() -> None:
@@ -273,7 +312,13 @@ def _load_extra_commands() -> None:
 @click.option("--payload", "payload_file", type=click.File("rb"), default=None, help="body to send (a file)")
 @click.option("--delivery", default=None, help="X-GitHub-Delivery (default: a new UUID)")
 @click.option("--repo", default="demo/blog", show_default=True, help="without --payload: repository")
-@click.option("--ref", default="refs/heads/main", show_default=True, help="without --payload: ref")
+@click.option("--ref", default="refs/heads/main", show_default=True, help="without --payload: ref pushed")
+@click.option(
+    "--default-branch",
+    default="main",
+    show_default=True,
+    help="without --payload: the repository's default branch (the one synced when ARTICLE_BRANCH is unset)",
+)
 @click.option("--installation-id", type=int, default=1, show_default=True, help="without --payload")
 @click.option("--form", is_flag=True, help="send as application/x-www-form-urlencoded (payload=...)")
 def send_webhook(
@@ -285,6 +330,7 @@ def send_webhook(
     delivery: str | None,
     repo: str,
     ref: str,
+    default_branch: str,
     installation_id: int,
     form: bool,
 ) -> None:
@@ -314,7 +360,7 @@ def send_webhook(
     elif event == "ping":
         body = encode({"zen": "Keep it logically awesome.", "hook_id": 0})
     else:
-        body = encode(build_push(repo, ref, installation_id))
+        body = encode(build_push(repo, ref, installation_id, default_branch=default_branch))
     content_type = "application/json"
     if form:
         body = urlencode({"payload": body.decode("utf-8")}).encode()
@@ -330,7 +376,9 @@ def send_webhook(
             app_id=os.environ.get(ENV_GITHUB_APP_ID),
         )
     except Exception as exc:  # any transport failure is reported as one line
-        raise ConfigError(f"could not send to {url}: {type(exc).__name__}: {exc}") from exc
+        raise ConfigError(
+            f"could not send to {url} ({transport_reason(exc)}): is the server running, and is the URL right?"
+        ) from exc
     click.echo(f"status: {sent.status}")
     click.echo(f"body: {sent.body.strip()}")
     click.echo(f"latency_ms: {sent.latency_ms:.1f}")

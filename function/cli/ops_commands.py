@@ -128,7 +128,7 @@ def redeliver(ctx: Context, since: timedelta, dry_run: bool) -> None:
         since = MAX_WINDOW
     api, http = api_from_settings(services.settings)
     try:
-        with connection(services.database()) as db:
+        with connection(ctx.existing_database()) as db:
             report = sweep(api, SweepStateStore(db), now=datetime.now(UTC), window=since, dry_run=dry_run)
     finally:
         http.close()

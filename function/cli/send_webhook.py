@@ -16,10 +16,20 @@ from function.webhooks.signature import sign
 USER_AGENT = "GitHub-Hookshot/blog-api-cli"
 
 
-def build_push(repo: str, ref: str, installation_id: int, after: str | None = None) -> dict[str, Any]:
-    """A realistic App push payload (the fields GitHub sends that blog-api and humans look at)."""
+def build_push(
+    repo: str,
+    ref: str,
+    installation_id: int,
+    after: str | None = None,
+    *,
+    default_branch: str = "main",
+) -> dict[str, Any]:
+    """A realistic App push payload (the fields GitHub sends that blog-api and humans look at).
+
+    ``default_branch`` is the repository's, whatever ``ref`` was pushed: a push to another branch is
+    what the server skips when ARTICLE_BRANCH is unset."""
     owner, _, name = repo.partition("/")
-    branch = ref.removeprefix("refs/heads/")
+    branch = default_branch.removeprefix("refs/heads/")
     head = after or uuid.uuid4().hex + uuid.uuid4().hex[:8]
     return {
         "ref": ref if ref.startswith("refs/") else f"refs/heads/{ref}",

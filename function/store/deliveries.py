@@ -37,6 +37,8 @@ _DELIVERY_COLUMNS = (
     Delivery.outcome,
     Delivery.error,
     Delivery.attempts,
+    Delivery.written,
+    Delivery.unchanged,
 )
 
 
@@ -97,6 +99,8 @@ class DeliveryQueries(StoreBase):
         outcome: str,
         error: str | None,
         now: datetime,
+        written: int | None = None,
+        unchanged: int | None = None,
     ) -> None:
         """Record how processing ended (one UPDATE). ``error`` is cut to ERROR_MAX_CHARS. A delivery
         that was never started is left alone. Raises ValueError for an unknown outcome."""
@@ -111,6 +115,8 @@ class DeliveryQueries(StoreBase):
             outcome=outcome,
             error=error[:ERROR_MAX_CHARS] if error else error,
             finished_at=to_naive_utc(now),
+            written=written,
+            unchanged=unchanged,
         ).where(Delivery.delivery_id == delivery_id).bind(self._db).execute()
 
     @_translated

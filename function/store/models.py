@@ -172,6 +172,10 @@ class Delivery(BaseModel):
     outcome = StringField(max_length=16, choices=[(o, o) for o in OUTCOMES])
     error = Utf8TextField(null=True)
     attempts = peewee.IntegerField(default=1)
+    # What the delivery changed (rows written, articles in sync untouched). NULL on rows recorded by a
+    # version that did not count them; nullable so `init-db` can add them to an existing table.
+    written = peewee.IntegerField(null=True)
+    unchanged = peewee.IntegerField(null=True)
 
     class Meta:
         table_name = "deliveries"
@@ -192,12 +196,38 @@ MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, Delivery,
 
 
 def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
-    """Create every table and index that does not exist yet (idempotent; DDL only on a new database)."""
+    """Create every table and index that does not exist yet, and add to an existing table the nullable
+    columns a newer version introduced (idempotent; no DDL at all on a database that is up to date)."""
     db = unwrap(db)
     existing = set(db.get_tables())
     for model in MODELS:
         if model._meta.table_name not in existing:
             peewee.SchemaManager(model, db).create_all(safe=True)
+        elif model in ADDED_COLUMNS:
+            _add_columns(db, model, ADDED_COLUMNS[model])
+
+
+# Nullable columns added to a table after its first version: `init-db` adds them to an existing table.
+# Nothing existing changes, and a version that does not know them still writes rows (NULL there).
+ADDED_COLUMNS: dict[type[BaseModel], tuple[str, ...]] = {Delivery: ("written", "unchanged")}
+
+
+def _add_columns(db: peewee.Database, model: type[BaseModel], names: tuple[str, ...]) -> None:
+    table = model._meta.table_name
+    # The result's description names the columns, in one round trip on both backends (MySQL's
+    # get_columns takes two).
+    query = peewee.Table(table).select(peewee.SQL("*")).where(peewee.SQL("1 = 0"))
+    cursor = db.execute(query)
+    present = {column[0] for column in cursor.description}
+    cursor.fetchall()
+    fields = [model._meta.fields[name] for name in names]
+    missing = [field for field in fields if field.column_name not in present]
+    if not missing:
+        return
+    from playhouse.migrate import SchemaMigrator, migrate
+
+    migrator = SchemaMigrator.from_database(db)
+    migrate(*(migrator.add_column(table, field.column_name, field) for field in missing))
 
 
 def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:
@@ -205,8 +235,9 @@ def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:
     needs that is missing, or a column it does not know that refuses rows without it (NOT NULL, no
     default). Empty when they agree. Tables that do not exist yet are ``create_tables``' business.
 
-    There is no migration tool yet: a database made by an older version is reported, not altered, so
-    that nobody's data is changed behind their back."""
+    There is no migration tool yet: apart from the nullable ``ADDED_COLUMNS`` that ``create_tables``
+    adds, a database made by an older version is reported, not altered, so that nobody's data is
+    changed behind their back."""
     db = unwrap(db)
     existing = set(db.get_tables())
     differences = []

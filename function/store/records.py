@@ -55,6 +55,8 @@ class DeliveryRecord:
     outcome: str
     error: str | None
     attempts: int
+    written: int | None = None  # None: recorded before these were counted
+    unchanged: int | None = None
 
 
 @dataclass(frozen=True)

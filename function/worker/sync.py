@@ -47,7 +47,7 @@ class SyncSummary:
     failed: int = 0  # could not be fetched or parsed (left as they were)
     fetched: int = 0  # files whose content was read (changed since the last run)
     written: int = 0  # rows inserted or updated
-    archived: int = 0
+    archived: int = 0  # rows newly archived: their file is gone (not among ``processed``)
     head_sha: str | None = None
     failures: list[FileFailure] = field(default_factory=list)
     skipped_reason: str | None = None
@@ -56,6 +56,11 @@ class SyncSummary:
     def retryable(self) -> bool:
         """True when some file failed for a reason that may pass (GitHub 5xx, time-out)."""
         return any(f.retryable for f in self.failures)
+
+    @property
+    def unchanged(self) -> int:
+        """Articles in sync whose row was left as it was: what tells a no-op from an edit."""
+        return max(self.succeeded - self.written, 0)
 
     @property
     def outcome(self) -> str:
@@ -71,6 +76,11 @@ class SyncSummary:
             "processed": self.processed,
             "succeeded": self.succeeded,
             "failed": self.failed,
+            # What changed, so an edit and a no-op read differently (the four above are the contract's).
+            "written": self.written,
+            "archived": self.archived,
+            "unchanged": self.unchanged,
+            "failedPaths": [f.path for f in self.failures],
         }
 
     def log_fields(self) -> dict[str, Any]:
@@ -81,6 +91,7 @@ class SyncSummary:
             "fetched": self.fetched,
             "written": self.written,
             "archived": self.archived,
+            "unchanged": self.unchanged,
             "head_sha": self.head_sha,
         }
 
@@ -124,6 +135,8 @@ class Store(Protocol):
         outcome: str,
         error: str | None,
         now: datetime,
+        written: int | None = None,
+        unchanged: int | None = None,
     ) -> None: ...
 
 
@@ -245,6 +258,8 @@ class Worker:
             outcome=summary.outcome,
             error="; ".join(f"{f.path}: {f.message}" for f in summary.failures)[:2000] or None,
             now=self._clock(),
+            written=summary.written,
+            unchanged=summary.unchanged,
         )
         return summary
 

@@ -61,6 +61,10 @@ def test_signed_push_accepted_in_lambda_mode_loads_none_of_the_worker_stack(
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_ENDPOINT_URL_LAMBDA": stand_in.url,
         "GITHUB_WEBHOOK_SECRET": SECRET,
+        # The start-up checks want the App's settings, as the deployed function has them; only their
+        # shape is checked at start-up, and the accept path never uses them.
+        "GITHUB_APP_ID": "123456",
+        "GITHUB_APP_PRIVATE_KEY": "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\n",
         "PYTHONPATH": str(ROOT),
     }
     body = json.dumps(push_payload()).encode()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.ops.helpers import run_cli
 from tests.support.github_fixtures import AppKey
 from tests.support.github_standin import GitHubStandIn
 from tests.support.hook_deliveries import HookDeliveries
@@ -48,8 +49,9 @@ def hook_deliveries(github: GitHubStandIn) -> HookDeliveries:
 
 @pytest.fixture
 def app_env(github: GitHubStandIn, github_app_key: AppKey, tmp_path: Path) -> dict[str, str | None]:
-    """What ``blog-api`` needs to talk to the stand-in as the test App, with a SQLite database."""
-    return {
+    """What ``blog-api`` needs to talk to the stand-in as the test App, with a SQLite database (made by
+    ``init-db``: no other command creates one)."""
+    env: dict[str, str | None] = {
         "DATABASE_URL": f"sqlite:///{tmp_path}/ops.db",
         "DATABASE_URL_PARAM": None,
         "GITHUB_APP_ID": str(github.app_id),
@@ -61,3 +63,5 @@ def app_env(github: GitHubStandIn, github_app_key: AppKey, tmp_path: Path) -> di
         "GITHUB_WEBHOOK_SECRET": None,
         "GITHUB_WEBHOOK_SECRET_PARAM": None,
     }
+    assert run_cli("init-db", env=env).exit_code == 0
+    return env

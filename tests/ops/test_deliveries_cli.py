@@ -33,6 +33,8 @@ def seed(db_url: str, n: int) -> None:
                 outcome="success" if ok else "partial",
                 error=None if ok else "articles/x.md: bad YAML",
                 now=received + timedelta(milliseconds=1500),
+                written=1 if ok else 0,
+                unchanged=2,
             )
     db.close()
 
@@ -48,8 +50,9 @@ def test_deliveries_lists_the_newest_first_with_duration_counts_and_outcome(sqli
     assert [row.split("\t")[0] for row in rows] == ["d-04", "d-03"]
     newest = rows[0].split("\t")
     assert newest[1:6] == ["push", "2026-03-02T09:04:00.000", "2026-03-02T09:04:01.500", "1500", "3/3/0"]
-    assert newest[6] == "success"
-    assert rows[1].split("\t")[6:] == ["partial", "articles/x.md: bad YAML"]
+    # What changed: written/archived/unchanged, then the outcome and, for a failure, the failing paths.
+    assert newest[6:] == ["1/0/2", "success"]
+    assert rows[1].split("\t")[5:] == ["3/2/1", "0/0/2", "partial", "articles/x.md: bad YAML"]
 
 
 def test_deliveries_default_limit_is_twenty(sqlite_url: str) -> None:
@@ -66,3 +69,21 @@ def test_deliveries_without_tables_is_a_one_line_error(sqlite_url: str) -> None:
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith("error: ")
+
+
+def test_init_db_adds_the_change_counts_to_a_table_made_before_them(sqlite_url: str) -> None:
+    # GIVEN a deliveries table made by the version that did not count written/unchanged, with a row
+    seed(sqlite_url, 1)
+    db = open_database(sqlite_url)
+    with connection(db):
+        db.execute_sql("ALTER TABLE deliveries DROP COLUMN written")
+        db.execute_sql("ALTER TABLE deliveries DROP COLUMN unchanged")
+    db.close()
+    env = {"DATABASE_URL": sqlite_url}
+
+    # WHEN init-db runs THEN it adds the columns, keeps the row, and the old row shows "-" for them
+    assert run_cli("init-db", env=env).stdout == "database ready\n"
+    result = run_cli("deliveries", env=env)
+
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[1].split("\t")[5:] == ["3/3/0", "-/0/-", "success"]

@@ -124,7 +124,8 @@ def test_without_payload_a_realistic_push_is_built_for_repo_ref_and_installation
     push = json.loads(got.body)
     assert push["ref"] == "refs/heads/trunk"
     assert push["repository"]["full_name"] == "alice/blog"
-    assert push["repository"]["default_branch"] == "trunk"
+    # The repository's default branch is not the pushed ref: a push to another branch can be tried.
+    assert push["repository"]["default_branch"] == "main"
     assert push["installation"] == {"id": 77}
     assert len(push["after"]) == 40
 
@@ -222,3 +223,26 @@ def test_no_secret_at_all_is_a_one_line_error(recorder: Recorder) -> None:
     assert result.exit_code == 1
     assert result.stderr.startswith("error: no secret")
     assert recorder.requests == []
+
+
+def test_default_branch_is_its_own_option(recorder: Recorder) -> None:
+    result = run_cli(
+        "send-webhook", recorder.url, "--secret", SECRET,
+        "--ref", "feature", "--default-branch", "feature",
+    )  # fmt: skip
+
+    assert result.exit_code == 0
+    push = json.loads(recorder.requests[0].body)
+    assert push["ref"] == "refs/heads/feature"
+    assert push["repository"]["default_branch"] == "feature"
+
+
+def test_a_push_to_another_branch_built_by_send_webhook_is_what_the_server_skips() -> None:
+    from function.cli.send_webhook import build_push
+    from function.webhooks.push import Skip, classify_push
+
+    other = classify_push(build_push("alice/blog", "feature", 1), None)
+    tracked = classify_push(build_push("alice/blog", "feature", 1, default_branch="feature"), None)
+
+    assert isinstance(other, Skip) and "feature" in other.reason
+    assert not isinstance(tracked, Skip)

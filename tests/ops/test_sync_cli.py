@@ -51,7 +51,8 @@ def test_sync_of_an_unknown_user_is_a_one_line_error(dir_env: dict[str, str | No
     result = run_cli("sync", "--user", "nobody", env=dir_env)
 
     assert result.exit_code == 1
-    assert result.stderr == "error: no user named 'nobody'\n"
+    assert result.stderr.startswith("error: no user named 'nobody': add it with `blog-api users add")
+    assert result.stderr.count("\n") == 1
 
 
 def test_from_github_a_user_without_a_known_repository_is_told_to_name_it(

@@ -115,7 +115,16 @@ def test_same_delivery_twice_at_once_writes_once(blog: Blog) -> None:
     # THEN one run processed it and the other found it done: one set of writes
     bodies = sorted([first_out[0]["body"], second_out[0]["body"]], key=lambda b: b["status"])
     assert bodies == [
-        {"status": "processed", "processed": 3, "succeeded": 3, "failed": 0},
+        {
+            "status": "processed",
+            "processed": 3,
+            "succeeded": 3,
+            "failed": 0,
+            "written": 3,
+            "archived": 0,
+            "unchanged": 0,
+            "failedPaths": [],
+        },
         {"status": "skipped", "reason": "delivery already processed"},
     ]
     assert (

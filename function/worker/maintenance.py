@@ -1,0 +1,145 @@
+"""One-off maintenance through the function itself, and the user registration the CLI shares:
+
+- ``{"kind": "init-db"}`` creates the tables (what ``blog-api init-db`` runs);
+- ``{"kind": "add-user", "name": …, "email": …, "installationId": …}`` registers a user (what
+  ``blog-api users add`` runs).
+
+For a database the laptop cannot reach (private networking, no public endpoint), the function that
+can is asked directly: ``aws lambda invoke --payload '{"kind": "init-db"}'``. Like the scheduled
+sweep's event these carry no signature, so only the handler's pass-through may run them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from function.errors import BadRequest, Conflict, SchemaMismatch, UserExists
+
+INIT_DB_KIND = "init-db"
+ADD_USER_KIND = "add-user"
+KINDS = frozenset({INIT_DB_KIND, ADD_USER_KIND})
+
+
+def maintenance_event(raw: bytes) -> dict[str, Any] | None:
+    """The event when ``raw`` is one of ``KINDS`` (an envelope's kind is always one of its own)."""
+    if len(raw) > 4096:
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(data, dict) and data.get("kind") in KINDS:
+        return data
+    return None
+
+
+def run(services: Any, event: dict[str, Any]) -> dict[str, Any]:
+    """Run a maintenance event; its answer, or BadRequest / Conflict / SchemaMismatch (all 4xx)."""
+    if event["kind"] == INIT_DB_KIND:
+        return run_init_db(services)
+    return run_add_user(services, event)
+
+
+def new_user_problem(
+    name: str, email: str, installation_id: int | None, repository: str | None
+) -> tuple[str, str] | None:
+    """(field, rule) for a value the database would take but nobody could use, or None. The name is a
+    URL path segment (``/users/<name>/articles``) and at most 100 characters."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name):
+        return "name", "must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit"
+    if "@" not in email.strip("@") or any(c.isspace() for c in email) or len(email) > 255:
+        return "email", "must be an e-mail address"
+    if installation_id is not None and not 0 < installation_id < 2**63:
+        return "installation_id", "must be a positive number"
+    if repository is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+        return "repository", "must look like owner/name"
+    return None
+
+
+def add_user(store: Any, name: str, email: str, installation_id: int | None, repository: str | None) -> Any:
+    """Register a user; Conflict naming what is taken (the name, or the installation and its holder)."""
+    refuse_taken(store, name, installation_id)
+    try:
+        return store.add_user(name, email, installation_id, repository)
+    except UserExists:
+        # Registered by someone else between the check and the insert: say which, as above.
+        refuse_taken(store, name, installation_id)
+        raise
+
+
+def refuse_taken(store: Any, name: str, installation_id: int | None) -> None:
+    """Conflict with one line naming what is taken, and what to do instead."""
+    existing = store.get_user(name)
+    if existing is not None:
+        inst = existing.installation_id
+        raise Conflict(
+            f"user {name!r} already exists ("
+            + (f"installation {inst}" if inst is not None else "no installation yet")
+            + "): pick another --name, pass --if-missing to accept it, or change its installation with "
+            f"`blog-api users set-installation --name {name} --installation-id N`"
+        )
+    if installation_id is not None:
+        holder = store.find_user_by_installation(installation_id)
+        if holder is not None:
+            raise Conflict(
+                f"installation {installation_id} is already registered to user {holder.name!r}: "
+                "one installation serves one user; check the id (GitHub: Settings > Applications > "
+                "Installed GitHub Apps > Configure, the number at the end of the URL)"
+            )
+
+
+def run_add_user(services: Any, event: dict[str, Any]) -> dict[str, Any]:
+    """``{"kind": "add-user", "name", "email", "installationId"?, "repository"?}`` → the user added."""
+    name, email = event.get("name"), event.get("email")
+    installation_id, repository = event.get("installationId"), event.get("repository")
+    if not isinstance(name, str) or not isinstance(email, str):
+        raise BadRequest('add-user needs "name" and "email" (strings)')
+    if installation_id is not None and (
+        isinstance(installation_id, bool) or not isinstance(installation_id, int)
+    ):
+        raise BadRequest('"installationId" must be a number')
+    if repository is not None and not isinstance(repository, str):
+        raise BadRequest('"repository" must be a string like owner/name')
+    problem = new_user_problem(name, email, installation_id, repository)
+    if problem is not None:
+        field, rule = problem
+        label = {"installation_id": "installationId"}.get(field, field)
+        raise BadRequest(f'"{label}" {rule}')
+    with services.store() as store:
+        user = add_user(store, name, email, installation_id, repository)
+    return {
+        "status": "added",
+        "user": user.name,
+        "email": user.email,
+        "installation": user.installation_id,
+        "repository": user.repository,
+    }
+
+
+def initialise(db: Any) -> list[str]:
+    """Create the tables (idempotent, adding the nullable columns newer versions introduced) and return
+    how the existing ones still differ from this version's (empty when they agree)."""
+    from function.store.connection import connection
+    from function.store.models import create_tables, schema_differences
+
+    with connection(db):
+        create_tables(db)
+        return schema_differences(db)
+
+
+def refuse_differences(differences: list[str]) -> None:
+    """Raise SchemaMismatch naming the differences, if any."""
+    if differences:
+        raise SchemaMismatch(
+            "the database's tables were made by another version of blog-api ("
+            + "; ".join(differences)
+            + "): migrate them, or for a local database made by `make run`, delete .data/ and run again"
+        )
+
+
+def run_init_db(services: Any) -> dict[str, Any]:
+    """The event's work: ``{"status": "ready"}`` once the tables exist, or SchemaMismatch (409)."""
+    refuse_differences(initialise(services.database()))
+    return {"status": "ready", "message": "database ready"}
