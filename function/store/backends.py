@@ -19,6 +19,7 @@ import peewee
 import pymysql
 from pymysql.constants import CLIENT
 
+from function.store.driver_errors import is_connection_error
 from function.store.url import parse_database_url
 
 log = logging.getLogger(__name__)
@@ -88,8 +89,6 @@ class MySQLDatabase(peewee.MySQLDatabase):
         try:
             return super().execute_sql(sql, params)
         except (peewee.PeeweeException, pymysql.err.Error, OSError) as exc:
-            from function.store.connection import is_connection_error  # it imports this module
-
             if not is_connection_error(exc):
                 raise
             # Nothing of this job reached the server: the statement is a read (or takes a named lock,
