@@ -19,7 +19,7 @@ import peewee
 from bench import baseline as baseline_mod
 from bench import corpus, ours
 from bench.accept import AcceptTimes, fake_aws_environment, lambda_api, measure_accept, quiet
-from bench.coldstart import import_ms
+from bench.coldstart import ColdAccept, cold_accepts, import_ms
 from bench.measure import Measured
 from bench.reads import ReadResults, measure_reads
 from bench.rig import Rig, running_rig
@@ -37,6 +37,7 @@ class Options:
     github_ms: float = 50.0
     db_ms: float = 35.0
     accept_calls: int = 200
+    cold_runs: int = 5
     repeats: int = 3
     read_calls: int = 50
 
@@ -66,6 +67,7 @@ class Results:
     accept: dict[int, AcceptTimes] = field(default_factory=dict)
     import_ms: float = 0.0
     reads: dict[int, ReadResults] = field(default_factory=dict)
+    cold: list[ColdAccept] = field(default_factory=list)
 
 
 Progress = Callable[[str], None]
@@ -85,6 +87,9 @@ def run(options: Options, progress: Progress = _stderr) -> Results:
     progress("accept path: moto's Lambda API on loopback")
     with fake_aws_environment(), quiet(), lambda_api() as url:
         results.accept = measure_accept(options.sizes, options.accept_calls, url)
+        if options.cold_runs:
+            progress("cold accept from the Lambda zip (python3.12, without and with bytecode)")
+            results.cold = cold_accepts(url, runs=options.cold_runs)
     progress("cold import of function.handler")
     results.import_ms = import_ms()
     return results
@@ -101,6 +106,11 @@ class _Databases:
         if name not in self._open:
             self._open[name] = open_database(self._rig.relayed_url(name))
         return self._open[name]
+
+    def disconnect(self, name: str) -> None:
+        """Close the connection kept on ``name`` (the next job connects again, as a cold one does)."""
+        if name in self._open:
+            self._open[name].close()
 
     def close(self) -> None:
         for db in self._open.values():
@@ -125,6 +135,7 @@ def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> tuple[l
         runs: dict[str, list[Measured]] = {case: [] for case in CASES}
         baseline_runs: dict[str, Measured] = {}
         for attempt in range(options.repeats):
+            databases.disconnect(ours_db)  # its kept connection would sit in the dropped database
             rig.fresh_database(ours_db, repository)
             for case in CASES:
                 _commit_for(rig, repository, n, case, revision=attempt + 1)
@@ -139,6 +150,7 @@ def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> tuple[l
                     baseline_runs[case] = old.run_push(rig, databases.get(base_db), repository)
 
         peaks: dict[str, int | None] = {}
+        databases.disconnect(ours_db)
         rig.fresh_database(ours_db, repository)
         for case in CASES:
             _commit_for(rig, repository, n, case, revision=options.repeats + 1)

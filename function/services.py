@@ -55,6 +55,20 @@ class Services:
                 self._invoker = LambdaInvoker(name, lambda: lambda_client_factory(proxy, no_proxy=no_proxy))
             return self._invoker
 
+    def after_restore(self) -> None:
+        """Forget everything that holds a socket, after a SnapStart restore: the snapshot's connections
+        (the self-invoke client's pool, the kept database connection) point at peers that are long gone
+        or, worse, shared by every environment restored from it. Each is built again on first use.
+        Sources and invokers passed in are the caller's to manage."""
+        with self._lock:
+            if isinstance(self._invoker, LambdaInvoker):
+                self._invoker = None
+            database = self._database
+        if database is not None and not database.is_closed():
+            from function.store.connection import close_quietly
+
+            close_quietly(database)
+
     def metrics(self) -> MetricsSink:
         """EMF metrics on Lambda, nothing in inline mode (built once)."""
         with self._lock:
@@ -73,10 +87,11 @@ class Services:
 
     @contextlib.contextmanager
     def store(self) -> Iterator[Any]:
-        """A store on a fresh connection, closed when the block ends (connect and close per job)."""
+        """A store for one job: on a fresh connection closed when the block ends, or on the connection
+        kept from this thread's last job (``Settings.keeps_database_connection``)."""
         from function.store.facade import job_store
 
-        with job_store(self.database()) as store:
+        with job_store(self.database(), keep=self.settings.keeps_database_connection) as store:
             yield store
 
     def source(self) -> ArticleSource:

@@ -34,6 +34,9 @@ class Settings:
     github_private_key: str | None = field(default=None, repr=False)
     github_api_url: str = names.DEFAULT_GITHUB_API_URL
     database_url: str = field(default=names.DEFAULT_DATABASE_URL, repr=False)
+    # "keep": a connection stays open across the jobs of one process (a warm Lambda environment);
+    # "per-job": connect and close per job. None: keep on Lambda, per job elsewhere.
+    database_connections: str | None = None
     article_source: str = names.DEFAULT_ARTICLE_SOURCE
     articles_dir: str = names.DEFAULT_ARTICLES_DIR
     article_branch: str | None = None
@@ -68,6 +71,8 @@ class Settings:
             raise ConfigError(f"{names.ENV_ARTICLE_SOURCE} must be 'github' or 'dir:PATH'")
         if not self.pass_through_path.startswith("/"):
             raise ConfigError(f"{names.ENV_PASS_THROUGH_PATH} must start with '/'")
+        if self.database_connections not in (None, "keep", "per-job"):
+            raise ConfigError(f"{names.ENV_DATABASE_CONNECTIONS} must be 'keep' or 'per-job'")
         if self.log_level not in _LOG_LEVELS:
             raise ConfigError(f"{names.ENV_LOG_LEVEL} must be one of {', '.join(_LOG_LEVELS)}")
         for origin in self.cors_allowed_origins:
@@ -137,6 +142,13 @@ class Settings:
         return bool(self.lambda_function_name)
 
     @property
+    def keeps_database_connection(self) -> bool:
+        """True when a job's database connection stays open for the next job of this process."""
+        if self.database_connections is None:
+            return self.lambda_mode
+        return self.database_connections == "keep"
+
+    @property
     def source_dir(self) -> str | None:
         """The folder of ``ARTICLE_SOURCE=dir:PATH``, or None for GitHub."""
         return self.article_source[4:] if self.article_source.startswith("dir:") else None
@@ -167,7 +179,7 @@ class Settings:
         app starts with it, so a push never meets a half-configured source.
 
         ``*_PARAM`` variables name SSM SecureStrings; they are read in one batched call through
-        ``read_parameters`` (default: boto3's SSM client), only when a plain value is not set.
+        ``read_parameters`` (default: botocore's SSM client), only when a plain value is not set.
         """
         env = dict(os.environ if environ is None else environ)
         wanted = {
@@ -194,6 +206,7 @@ class Settings:
             github_private_key=env.get(names.ENV_GITHUB_APP_PRIVATE_KEY) or None,
             github_api_url=(env.get(names.ENV_GITHUB_API_URL) or names.DEFAULT_GITHUB_API_URL).rstrip("/"),
             database_url=env.get(names.ENV_DATABASE_URL) or names.DEFAULT_DATABASE_URL,
+            database_connections=(env.get(names.ENV_DATABASE_CONNECTIONS) or "").lower() or None,
             article_source=env.get(names.ENV_ARTICLE_SOURCE) or names.DEFAULT_ARTICLE_SOURCE,
             articles_dir=(env.get(names.ENV_ARTICLES_DIR) or names.DEFAULT_ARTICLES_DIR).strip("/"),
             article_branch=env.get(names.ENV_ARTICLE_BRANCH) or None,
@@ -256,7 +269,7 @@ def _url_password(url: str) -> str | None:
 
 
 def ssm_parameter_reader(https_proxy: str | None = None, no_proxy: Sequence[str] = ()) -> ParameterReader:
-    """A ParameterReader on boto3's SSM client (built on first use; time-outs so start-up can't hang)."""
+    """A ParameterReader on botocore's SSM client (built on first use; time-outs so start-up can't hang)."""
 
     def read(parameter_names: Sequence[str]) -> dict[str, str]:
         from function.aws import clients as aws_clients

@@ -20,7 +20,7 @@ class SelfInvoker(Protocol):
 def lambda_client_factory(
     https_proxy: str | None = None, endpoint_url: str | None = None, no_proxy: Iterable[str] = ()
 ) -> Any:
-    """A boto3 Lambda client tuned for the accept path.
+    """A Lambda client tuned for the accept path.
 
     Every way the invoke can fail ends well inside GitHub's 10 s, so a throttled API, a hung endpoint
     or a dead proxy turns into a fast 503 GitHub can redeliver, never a timed-out delivery: at most 3

@@ -12,102 +12,20 @@ import pymysql
 
 from function.errors import DatabaseNotInitialised, DatabaseUnavailable
 from function.store.backends import unwrap
+from function.store.driver_errors import AUTH_ERRORS, error_chain, error_code, is_connection_error
 
 log = logging.getLogger(__name__)
 _peewee_log = logging.getLogger("peewee")
 
 
-# PyMySQL error codes that mean "the server could not be reached or the connection is gone".
-_CONNECTION_ERRORS = frozenset(
-    {
-        2002,  # can't connect through socket
-        2003,  # can't connect (refused, time-out)
-        2005,  # unknown host
-        2006,  # server has gone away
-        2013,  # lost connection during query (also read/write time-outs)
-        2014,  # commands out of sync (a half-read result after a drop)
-        2055,  # lost connection (system error)
-        1040,  # too many connections
-        1053,  # server shutdown in progress
-        1927,  # MariaDB: connection was killed
-        1317,  # query execution was interrupted (KILL QUERY)
-        1205,  # lock wait time-out: another transaction holds the rows, worth a retry
-        1213,  # deadlock: the transaction was rolled back, worth a retry
-        8022,  # TiDB: write conflict at commit (optimistic mode), worth a retry
-        9007,  # TiDB: write conflict
-    }
-)
-
-
-# Error codes that mean "the server refused us": a wrong password or user, a host not allowed, a TLS or
-# auth-plugin failure. A configuration or rotation problem, not a bug in a delivery: answered 503 like
-# an outage (retryable, the cause in the log), never 500 INTERNAL retried into the dead-letter queue.
-_AUTH_ERRORS = frozenset(
-    {
-        1044,  # access denied for user to database
-        1045,  # access denied for user (using password: YES/NO)
-        1049,  # unknown database (a DATABASE_URL naming a database that is not there yet)
-        1129,  # host blocked because of many connection errors
-        1130,  # host is not allowed to connect
-        1251,  # client does not support the server's authentication protocol
-        1698,  # MariaDB/MySQL: access denied (auth plugin, e.g. unix_socket)
-        2026,  # TLS connection error
-        2059,  # authentication plugin cannot be loaded
-        2061,  # authentication requires a secure connection
-        3159,  # connections using insecure transport are prohibited (require_secure_transport)
-        8004,  # TiDB Cloud: server requires TLS / not allowed
-    }
-)
-
-
-def error_code(exc: BaseException) -> int | None:
-    """The driver's numeric error code inside ``exc``, if any."""
-    for err in _causes(exc):
-        if isinstance(err, pymysql.err.MySQLError) and err.args and isinstance(err.args[0], int):
-            return err.args[0]
-    return None
-
-
-def is_connection_error(exc: BaseException) -> bool:
-    """True when ``exc`` (a Peewee or driver error) means the database is unreachable, refused our
-    credentials, the connection dropped, or the server aborted the transaction for a reason that
-    passes on retry."""
-    for err in _causes(exc):
-        if isinstance(err, pymysql.err.OperationalError | pymysql.err.InternalError) and err.args:
-            if err.args[0] in _CONNECTION_ERRORS or err.args[0] in _AUTH_ERRORS:
-                return True
-        elif isinstance(err, pymysql.err.InterfaceError):
-            return True  # PyMySQL raises it for a connection that is already closed
-        elif isinstance(err, sqlite3.OperationalError):
-            text = str(err).lower()
-            if "locked" in text or "busy" in text or "unable to open" in text or "disk i/o" in text:
-                return True
-        elif isinstance(err, TimeoutError | ConnectionError):
-            return True
-    return False
-
-
 def is_missing_table(exc: BaseException) -> bool:
     """True when ``exc`` says a table does not exist: a database nobody ran ``init-db`` against."""
-    for err in _causes(exc):
+    for err in error_chain(exc):
         if isinstance(err, pymysql.err.ProgrammingError) and err.args and err.args[0] == 1146:
             return True
         if isinstance(err, sqlite3.OperationalError) and str(err).startswith("no such table"):
             return True
     return False
-
-
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        # Peewee wraps the driver's error and passes it as the first argument.
-        for arg in current.args:
-            if isinstance(arg, BaseException) and id(arg) not in seen:
-                yield from _causes(arg)
-        current = current.__cause__ or current.__context__
 
 
 @contextlib.contextmanager
@@ -131,7 +49,7 @@ def _describe(exc: BaseException, server: str) -> str:
     # Driver messages name the user and the error, never the password; the server and the code are
     # what an operator needs to tell a wrong password (1045) from an outage (2003).
     code = error_code(exc)
-    kind = "refused the credentials" if code in _AUTH_ERRORS else "unavailable"
+    kind = "refused the credentials" if code in AUTH_ERRORS else "unavailable"
     where = f" at {server}" if server else ""
     number = f" (error {code})" if code is not None else ""
     return f"database{where} {kind}{number}: {exc}"[:500]
@@ -164,10 +82,11 @@ def connection(db: peewee.Database | peewee.DatabaseProxy) -> Iterator[peewee.Da
             yield real
     finally:
         if opened:
-            _close_quietly(real)
+            close_quietly(real)
 
 
-def _close_quietly(db: peewee.Database) -> None:
+def close_quietly(db: peewee.Database) -> None:
+    """Close ``db``'s connection on this thread, even one that died or was left in a transaction."""
     if db.in_transaction():
         # Only reachable when the block left a transaction open by mistake; the server rolls it back
         # when the connection closes, so drop our bookkeeping instead of failing the close.

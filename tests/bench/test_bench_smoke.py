@@ -29,6 +29,8 @@ TINY = (
     "1",
     "--read-calls",
     "3",
+    "--cold-runs",
+    "0",
 )
 CASES = (
     "first sync",
