@@ -30,9 +30,14 @@ $(STAMP): pyproject.toml uv.lock
 
 install-run: $(RUN_STAMP)
 
-$(RUN_STAMP): pyproject.toml
+# The runtime's part of uv.lock only (the versions the Lambda zip carries), then the project.
+$(RUN_STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m pip install -q --upgrade pip uv
+	$(BIN)/python -m uv export --locked --no-emit-project --no-header --format requirements-txt \
+	  --quiet -o $(VENV)/requirements.lock.txt
+	$(BIN)/python -m pip install -q --require-hashes -r $(VENV)/requirements.lock.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
 	@touch $(RUN_STAMP)
 
 run: install-run
