@@ -36,6 +36,9 @@ def plain_variables(
         names.ENV_ARTICLES_DIR: config.articles_dir,
         names.ENV_LOG_LEVEL: config.log_level,
     }
+    if config.snap_start:
+        # The worker runs from the snapshot too: the self-invoke targets the alias, not $LATEST.
+        variables[names.ENV_SELF_INVOKE_QUALIFIER] = names.LIVE_ALIAS
     if config.article_branch:
         variables[names.ENV_ARTICLE_BRANCH] = config.article_branch
     if config.https_proxy:
