@@ -16,14 +16,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--github-ms", type=float, default=50.0, help="added latency per GitHub request")
     parser.add_argument("--db-ms", type=float, default=35.0, help="added latency per database round trip")
     parser.add_argument("--accept-calls", type=int, default=200, help="timed accept-path calls per N")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs of ours per case (median)")
     parser.add_argument(
-        "--quick", action="store_true", help="a small run that keeps the script working (CI): N=20, 20 calls"
+        "--cold-runs",
+        type=int,
+        default=5,
+        help="fresh interpreters per cold accept (median; 0 skips it: building the Lambda zip needs PyPI)",
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs of ours per case (median)")
+    parser.add_argument("--read-calls", type=int, default=50, help="timed calls per read-path case per N")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a small run that keeps the script working (CI): N=20, 20 calls, no cold accept",
     )
     parser.add_argument("--write", type=Path, metavar="FILE", help="also write the README fragment here")
     args = parser.parse_args(argv)
     if args.quick:
-        args.sizes, args.accept_calls, args.repeats = "20", 20, 1
+        args.sizes, args.accept_calls, args.repeats, args.read_calls, args.cold_runs = "20", 20, 1, 5, 0
     return args
 
 
@@ -34,8 +43,16 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         print("--sizes takes whole numbers separated by commas", file=sys.stderr)
         return 2
-    if not sizes or min(sizes) < 1 or args.accept_calls < 1 or args.repeats < 1:
-        print("--sizes, --accept-calls and --repeats must be at least 1", file=sys.stderr)
+    if (
+        not sizes
+        or min(sizes) < 1
+        or min(args.accept_calls, args.repeats, args.read_calls) < 1
+        or args.cold_runs < 0
+    ):
+        print(
+            "--sizes, --accept-calls, --repeats and --read-calls must be at least 1, --cold-runs at least 0",
+            file=sys.stderr,
+        )
         return 2
     options = runner.Options(
         sizes=sizes,
@@ -43,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         db_ms=args.db_ms,
         accept_calls=args.accept_calls,
         repeats=args.repeats,
+        read_calls=args.read_calls,
+        cold_runs=args.cold_runs,
     )
     results = runner.run(options)
     print(report.table(results))

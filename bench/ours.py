@@ -1,7 +1,8 @@
 """Our design, measured: one push delivery through the real Worker, GitHubSource and PeeweeStore.
 
-It does what ``/events`` does for a delivery (``function.events.run.run_push``): connect to the
-database for the job, process the push under the user's lock, close. The GitHub source is the one a warm
+It does what ``/events`` does for a delivery on Lambda (``function.events.run.run_push``): take the
+connection kept from the last job (``job_store(keep=True)``, connecting only when there is none), process
+the push under the user's lock, release the lock and keep the connection. The GitHub source is the one a warm
 Lambda holds: its installation token is already cached, so the run pays for the repository only.
 """
 
@@ -29,18 +30,19 @@ def run_push(
     delivery: str,
     *,
     trace_memory: bool = False,
+    keep: bool = True,
 ) -> Measured:
     """Process one push delivery of ``repository`` into ``db`` (through the relay) and measure it.
 
-    ``db`` is kept by the caller across runs, as a warm Lambda keeps its bound database; each run
-    connects and closes, as every job does."""
+    ``db`` is kept by the caller across runs, as a warm Lambda keeps its bound database and, with
+    ``keep``, its connection; without it each run connects and closes (``DATABASE_CONNECTIONS=per-job``)."""
     # As GitHub's push delivery does, the push names the head it produced.
     pushed_head = rig.github.head(repo=repository)
     push = PushRef(repository=repository, branch="main", installation_id=INSTALLATION_ID, after=pushed_head)
     info = DeliveryInfo(delivery_id=delivery, event="push", received_at=datetime.now(UTC))
     # Any: PeeweeStore's finish_delivery names its keywords, the worker's Protocol takes **fields.
     store: Any
-    with measuring(rig, trace_memory=trace_memory) as measured, job_store(db) as store:
+    with measuring(rig, trace_memory=trace_memory) as measured, job_store(db, keep=keep) as store:
         summary = Worker(store, source).process_push(info, push)
     if summary.failed:
         raise RuntimeError(f"our worker failed {summary.failed} files: {summary.failures[:3]}")

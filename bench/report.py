@@ -1,4 +1,4 @@
-"""The benchmark's table, the targets checked against it, and the README fragment."""
+"""The benchmark's table, the performance targets checked against it, and the docs' benchmark page."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from pathlib import Path
 from bench.runner import CaseResult, Results
 
 MB = 1024 * 1024
+# The cold accept before the cuts (boto3 imported on the first accept), p50 of 3 fresh python3.12 from
+# the unpacked zip on the machine of docs/performance.md: the bar the "<= 60%" target is measured against.
+COLD_BASELINE_MS = {False: 8640.0, True: 2509.0}
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,45 @@ def table(results: Results) -> str:
                 "",
             ]
         )
+    for n, reads in results.reads.items():
+        for t in reads.times:
+            rows.append(
+                [
+                    f"{t.case} (p50 / p99)",
+                    str(n),
+                    f"{t.p50_ms:.1f} / {t.p99_ms:.1f} (of {t.calls})",
+                    "",
+                    "0",
+                    f"{t.db_round_trips} ({t.db_connections} connect)",
+                    f"answer {t.answer_bytes / 1024:.1f} KB",
+                ]
+            )
+        rows.append(
+            [
+                "read: largest answer",
+                str(n),
+                "",
+                "",
+                "",
+                "",
+                f"{reads.largest_bytes / 1024:.1f} KB ({reads.largest_route})",
+            ]
+        )
     rows.append(["import function.handler", "", f"{results.import_ms:.0f}", "", "", "", ""])
+    for cold in results.cold:
+        kind = "with bytecode" if cold.bytecode else "without bytecode"
+        before = COLD_BASELINE_MS[cold.bytecode]
+        rows.append(
+            [
+                f"cold accept, zip, {kind} (import + first push)",
+                "",
+                f"{cold.import_ms:.0f} + {cold.accept_ms:.0f} = {cold.total_ms:.0f} / {before:.0f}",
+                f"{cold.total_ms / before:.0%}",
+                "",
+                "",
+                "",
+            ]
+        )
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
     lines = [_line(head, widths), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     lines += [_line(row, widths) for row in rows]
@@ -76,19 +117,19 @@ def _line(cells: list[str], widths: list[int]) -> str:
 
 
 def targets(results: Results) -> list[Target]:
-    """Issue #5's targets that this run's sizes allow checking (the large ones at N=1000)."""
+    """The targets that this run's sizes allow checking (the large ones at N=1000)."""
     found: list[Target] = []
     by_case = {(c.case, c.n): c for c in results.cases}
     if (c := by_case.get(("no-change push", 1000))) is not None:
-        found.append(Target("no-change push at N=1000 <= 400 ms", c.ours_ms <= 400, f"{c.ours_ms:.0f} ms"))
+        found.append(Target("no-change push at N=1000 <= 250 ms", c.ours_ms <= 250, f"{c.ours_ms:.0f} ms"))
     if (c := by_case.get(("one-article push", 1000))) is not None:
-        found.append(Target("one-article push at N=1000 <= 500 ms", c.ours_ms <= 500, f"{c.ours_ms:.0f} ms"))
+        found.append(Target("one-article push at N=1000 <= 320 ms", c.ours_ms <= 320, f"{c.ours_ms:.0f} ms"))
     if (c := by_case.get(("first sync", 1000))) is not None:
         in_flight = c.ours.github_max_in_flight
         found.append(
             Target(
-                "first sync at N=1000 <= 8 s, well under 100 concurrent GitHub requests",
-                c.ours_ms <= 8000 and in_flight < 50,
+                "first sync at N=1000 <= 3 s, well under 100 concurrent GitHub requests",
+                c.ours_ms <= 3000 and in_flight < 50,
                 f"{c.ours_ms / 1000:.1f} s, at most {in_flight} at once",
             )
         )
@@ -101,7 +142,7 @@ def targets(results: Results) -> list[Target]:
         p99s = {n: t.p99_ms for n, t in results.accept.items()}
         spread = max(p99s.values()) / max(min(p99s.values()), 1e-9)
         figures = ", ".join(f"N={n}: {p:.1f} ms" for n, p in p99s.items())
-        found.append(Target("accept p99 < 50 ms at every N", max(p99s.values()) < 50, figures))
+        found.append(Target("accept p99 <= 20 ms at every N", max(p99s.values()) <= 20, figures))
         found.append(
             Target("accept p99 independent of N (within 1.5x)", spread <= 1.5, f"spread {spread:.2f}x")
         )
@@ -112,9 +153,49 @@ def targets(results: Results) -> list[Target]:
                 "worker peak memory at N=1000 <= 200 MB", max(peaks) <= 200 * MB, f"{max(peaks) / MB:.1f} MB"
             )
         )
+    found += _read_targets(results)
     found.append(
         Target("import function.handler <= 400 ms", results.import_ms <= 400, f"{results.import_ms:.0f} ms")
     )
+    for cold in results.cold:
+        if cold.bytecode:
+            share = cold.total_ms / COLD_BASELINE_MS[True]
+            found.append(
+                Target(
+                    "cold accept from the zip with bytecode <= 60% of before",
+                    share <= 0.6,
+                    f"{cold.total_ms:.0f} ms = {share:.0%} of {COLD_BASELINE_MS[True]:.0f} ms",
+                )
+            )
+    return found
+
+
+def _read_targets(results: Results) -> list[Target]:
+    """The read path: a page's p99 within two query round trips + 20 ms (the connection's set-up, which
+    every Lambda request pays once, shown apart), every answer within 1 MB, and flat in N."""
+    found: list[Target] = []
+    if not results.reads:
+        return found
+    db_ms = results.options.db_ms
+    pages = {n: next(t for t in r.times if t.case == "read: list page") for n, r in results.reads.items()}
+    for n, page in pages.items():
+        queries = page.db_round_trips - 3 * page.db_connections  # a connect is 3 round trips
+        budget = 2 * db_ms + 20 + 3 * db_ms * page.db_connections
+        found.append(
+            Target(
+                f"list page p99 at N={n} <= 2 round trips + 20 ms (+ the connection's set-up)",
+                queries <= 2 and page.p99_ms <= budget,
+                f"{page.p99_ms:.0f} ms, {queries} query round trips + {page.db_connections} connect",
+            )
+        )
+    largest = max(r.largest_bytes for r in results.reads.values())
+    found.append(
+        Target("every read answer <= 1 MB at every N", largest <= MB, f"largest {largest / 1024:.0f} KB")
+    )
+    p99s = [p.p99_ms for p in pages.values()]
+    if len(p99s) > 1:
+        spread = max(p99s) / max(min(p99s), 1e-9)
+        found.append(Target("list page p99 flat in N (within 1.5x)", spread <= 1.5, f"spread {spread:.2f}x"))
     return found
 
 
@@ -167,4 +248,11 @@ How to read it:
   that was its accept time (the ratio is against our p99).
 - The import time is `python -X importtime -c "import function.handler"`: the cumulative time of the
   imports it triggers (interpreter start-up excluded), median of 5.
+- The cold accept is a fresh `python3.12` (the runtime's version) in the unpacked Lambda zip
+  (`infra.packaging`), importing `function.handler` and answering one signed push in Lambda mode, its
+  client built and calling moto's Lambda API: import + first push = total, median of {o.cold_runs}. "With
+  bytecode" compiles the bench's own unpacked copy (`compileall`); "without" writes none, as Lambda's
+  read-only `/var/task` cannot. Its baseline is the same measurement before the cuts (fixed figures).
+- *ours* keeps the database connection across its runs, as a warm Lambda does now
+  (`DATABASE_CONNECTIONS=keep`): the first sync of each run connects, the pushes after it do not.
 """

@@ -19,8 +19,9 @@ import peewee
 from bench import baseline as baseline_mod
 from bench import corpus, ours
 from bench.accept import AcceptTimes, fake_aws_environment, lambda_api, measure_accept, quiet
-from bench.coldstart import import_ms
+from bench.coldstart import ColdAccept, cold_accepts, import_ms
 from bench.measure import Measured
+from bench.reads import ReadResults, measure_reads
 from bench.rig import Rig, running_rig
 from function.store.backends import open_database
 from function.store.connection import connection
@@ -36,7 +37,9 @@ class Options:
     github_ms: float = 50.0
     db_ms: float = 35.0
     accept_calls: int = 200
+    cold_runs: int = 5
     repeats: int = 3
+    read_calls: int = 50
 
 
 @dataclass
@@ -63,6 +66,8 @@ class Results:
     cases: list[CaseResult] = field(default_factory=list)
     accept: dict[int, AcceptTimes] = field(default_factory=dict)
     import_ms: float = 0.0
+    reads: dict[int, ReadResults] = field(default_factory=dict)
+    cold: list[ColdAccept] = field(default_factory=list)
 
 
 Progress = Callable[[str], None]
@@ -76,10 +81,15 @@ def run(options: Options, progress: Progress = _stderr) -> Results:
     results = Results(options)
     with running_rig(options.github_ms / 1000, options.db_ms / 1000) as rig:
         for n in options.sizes:
-            results.cases += _run_size(rig, n, options, progress)
+            cases, reads = _run_size(rig, n, options, progress)
+            results.cases += cases
+            results.reads[n] = reads
     progress("accept path: moto's Lambda API on loopback")
     with fake_aws_environment(), quiet(), lambda_api() as url:
         results.accept = measure_accept(options.sizes, options.accept_calls, url)
+        if options.cold_runs:
+            progress("cold accept from the Lambda zip (python3.12, without and with bytecode)")
+            results.cold = cold_accepts(url, runs=options.cold_runs)
     progress("cold import of function.handler")
     results.import_ms = import_ms()
     return results
@@ -97,12 +107,17 @@ class _Databases:
             self._open[name] = open_database(self._rig.relayed_url(name))
         return self._open[name]
 
+    def disconnect(self, name: str) -> None:
+        """Close the connection kept on ``name`` (the next job connects again, as a cold one does)."""
+        if name in self._open:
+            self._open[name].close()
+
     def close(self) -> None:
         for db in self._open.values():
             db.close()
 
 
-def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> list[CaseResult]:
+def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> tuple[list[CaseResult], ReadResults]:
     repository = f"octo/blog-{n}"
     rig.github.set_files(corpus.repository(n), repo=repository)
     parts = rig.github_client()
@@ -120,6 +135,7 @@ def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> list[Ca
         runs: dict[str, list[Measured]] = {case: [] for case in CASES}
         baseline_runs: dict[str, Measured] = {}
         for attempt in range(options.repeats):
+            databases.disconnect(ours_db)  # its kept connection would sit in the dropped database
             rig.fresh_database(ours_db, repository)
             for case in CASES:
                 _commit_for(rig, repository, n, case, revision=attempt + 1)
@@ -134,6 +150,7 @@ def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> list[Ca
                     baseline_runs[case] = old.run_push(rig, databases.get(base_db), repository)
 
         peaks: dict[str, int | None] = {}
+        databases.disconnect(ours_db)
         rig.fresh_database(ours_db, repository)
         for case in CASES:
             _commit_for(rig, repository, n, case, revision=options.repeats + 1)
@@ -143,6 +160,8 @@ def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> list[Ca
                 rig, parts.source, databases.get(ours_db), repository, f"{case}-mem", trace_memory=True
             )
             peaks[case] = traced.peak_bytes
+        progress(f"N={n} read path: {options.read_calls} calls per case")
+        reads = measure_reads(rig, databases.get(ours_db), ours_db, n, options.read_calls)
     finally:
         databases.close()
         parts.http.close()
@@ -158,7 +177,7 @@ def _run_size(rig: Rig, n: int, options: Options, progress: Progress) -> list[Ca
             peak_bytes=peaks[case],
         )
         for case in CASES
-    ]
+    ], reads
 
 
 def _commit_for(rig: Rig, repository: str, n: int, case: str, *, revision: int) -> None:

@@ -30,15 +30,18 @@ def create_app(
     if services is None:
         services = Services(settings or _settings_from_environment(), **overrides)
     settings = services.settings
-    configure_logging(settings.log_level, settings.secrets())
+    configure_logging(settings.log_level, settings.secrets(), library_level=settings.library_log_level)
 
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_DELIVERY_BYTES
     app.config["JSON_SORT_KEYS"] = False
-    # Flask would answer OPTIONS itself with an empty HTML 200; this API has no CORS or OPTIONS use, so
-    # OPTIONS gets the JSON 405 (with Allow) like any other method a route does not serve.
+    # Flask would answer OPTIONS itself with an empty HTML 200; only the read routes answer OPTIONS (a
+    # CORS preflight from a listed origin), everywhere else it gets the JSON 405 (with Allow) like any
+    # other method a route does not serve.
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    # UTF-8 as it is: Japanese text escaped as \uXXXX takes about 1.5 times the bytes.
+    app.json.ensure_ascii = False  # type: ignore[attr-defined]
     app.extensions["blog_api"] = services
     # Werkzeug answers a path with "//" by a 308 whose body is an HTML page, before any error handler
     # runs; without merging, such a path is simply unknown: a JSON 404 like every other bad URL.

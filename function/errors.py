@@ -139,6 +139,11 @@ class HttpTimeout(HttpError):
     """The connect or read time-out expired on the last try."""
 
 
+class BodyTooLarge(HttpError):
+    """The answer's body (after Content-Encoding is decoded) passed the caller's limit while it was
+    read; reading stopped there, so memory stays bounded whatever was sent."""
+
+
 class GitHubAuthError(SourcePermanentError):
     """GitHub refused the App's credentials or the token request (bad key, wrong App id, suspended
     installation). Permanent: retrying the same delivery cannot help."""

@@ -26,3 +26,23 @@ def get_app() -> Any:
 
 def handler(event: Any, context: Any) -> Any:
     return dispatch(get_app(), event, context)
+
+
+def after_restore() -> None:
+    """SnapStart's restore hook: the restored environment opens its own connections (see
+    ``Services.after_restore``). Imports nothing: the restore path must stay as light as a warm call."""
+    if _app is not None:
+        _app.extensions["blog_api"].after_restore()
+
+
+def _register_restore_hook() -> None:
+    # The Lambda runtime ships ``snapshot_restore_py`` (only with SnapStart on Python); elsewhere
+    # there is nothing to register with. Importing it is a few dozen lines, not a stack.
+    try:
+        from snapshot_restore_py import register_after_restore
+    except ImportError:
+        return
+    register_after_restore(after_restore)
+
+
+_register_restore_hook()

@@ -52,8 +52,26 @@ class Services:
             if self._invoker is None:
                 proxy, no_proxy = self.settings.https_proxy, self.settings.no_proxy
                 name = self.settings.lambda_function_name or ""
-                self._invoker = LambdaInvoker(name, lambda: lambda_client_factory(proxy, no_proxy=no_proxy))
+                self._invoker = LambdaInvoker(
+                    name,
+                    lambda: lambda_client_factory(proxy, no_proxy=no_proxy),
+                    qualifier=self.settings.self_invoke_qualifier,
+                )
             return self._invoker
+
+    def after_restore(self) -> None:
+        """Forget everything that holds a socket, after a SnapStart restore: the snapshot's connections
+        (the self-invoke client's pool, the kept database connection) point at peers that are long gone
+        or, worse, shared by every environment restored from it. Each is built again on first use.
+        Sources and invokers passed in are the caller's to manage."""
+        with self._lock:
+            if isinstance(self._invoker, LambdaInvoker):
+                self._invoker = None
+            database = self._database
+        if database is not None and not database.is_closed():
+            from function.store.connection import close_quietly
+
+            close_quietly(database)
 
     def metrics(self) -> MetricsSink:
         """EMF metrics on Lambda, nothing in inline mode (built once)."""
@@ -73,10 +91,11 @@ class Services:
 
     @contextlib.contextmanager
     def store(self) -> Iterator[Any]:
-        """A store on a fresh connection, closed when the block ends (connect and close per job)."""
+        """A store for one job: on a fresh connection closed when the block ends, or on the connection
+        kept from this thread's last job (``Settings.keeps_database_connection``)."""
         from function.store.facade import job_store
 
-        with job_store(self.database()) as store:
+        with job_store(self.database(), keep=self.settings.keeps_database_connection) as store:
             yield store
 
     def source(self) -> ArticleSource:
@@ -95,6 +114,8 @@ class Services:
             return self._installation_lookup
 
     def worker(self, store: Any) -> Any:
+        from zoneinfo import ZoneInfo
+
         from function.worker.sync import Worker, utc_now
 
         return Worker(
@@ -102,6 +123,7 @@ class Services:
             self.source(),
             articles_dir=self.settings.articles_dir,
             allow_raw_html=self.settings.allow_raw_html,
+            timezone=ZoneInfo(self.settings.article_timezone),
             asset_base_url=self.settings.asset_base_url,
             clock=self._clock or utc_now,
         )

@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from function.errors import ConfigError
 from function.store.url import parse_database_url
@@ -17,6 +18,12 @@ ParameterReader = Callable[[Sequence[str]], dict[str, str]]
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
+# The read API's settings (only the function reads them; the Pulumi program need not know the names).
+ENV_CORS_ALLOWED_ORIGINS = "CORS_ALLOWED_ORIGINS"
+ENV_SITE_URL = "SITE_URL"
+ENV_READ_CACHE_CONTROL = "READ_CACHE_CONTROL"
+DEFAULT_READ_CACHE_CONTROL = "public, max-age=60, stale-while-revalidate=600"
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -27,19 +34,33 @@ class Settings:
     github_private_key: str | None = field(default=None, repr=False)
     github_api_url: str = names.DEFAULT_GITHUB_API_URL
     database_url: str = field(default=names.DEFAULT_DATABASE_URL, repr=False)
+    # "keep": a connection stays open across the jobs of one process (a warm Lambda environment);
+    # "per-job": connect and close per job. None: keep on Lambda, per job elsewhere.
+    database_connections: str | None = None
     article_source: str = names.DEFAULT_ARTICLE_SOURCE
     articles_dir: str = names.DEFAULT_ARTICLES_DIR
     article_branch: str | None = None
+    # The zone of zone-less front matter times (published_at: 2024-01-21 09:00), an IANA name.
+    article_timezone: str = names.DEFAULT_ARTICLE_TIMEZONE
     lambda_function_name: str | None = None
+    # An alias (or version) of our own function for the self-invoke; None: the function itself.
+    self_invoke_qualifier: str | None = None
     pass_through_path: str = names.DEFAULT_PASS_THROUGH_PATH
     https_proxy: str | None = None
     no_proxy: tuple[str, ...] = ()
     log_level: str = names.DEFAULT_LOG_LEVEL
+    # Third-party loggers stay at INFO or above unless this asks for them (DEBUG to debug urllib3...).
+    library_log_level: str | None = None
     allow_raw_html: bool = False
     # Base for repository images (/images/...): a CDN or a public repository's raw URL. None: left as is.
     asset_base_url: str | None = None
     # GitHub account login -> blog user name, for installation events whose login differs from the name.
     installation_user_map: Mapping[str, str] = field(default_factory=dict)
+    # Browser origins that may call the read routes (exact "scheme://host[:port]"); empty: no CORS.
+    cors_allowed_origins: tuple[str, ...] = ()
+    # The blog's public URL: links in the feed and the sitemap (else the API's own URL).
+    site_url: str | None = None
+    read_cache_control: str = DEFAULT_READ_CACHE_CONTROL
     # The CLI's database commands need no secret; the app and send-webhook do (fail closed).
     require_secret: bool = field(default=True, repr=False, compare=False)
 
@@ -54,8 +75,18 @@ class Settings:
             raise ConfigError(f"{names.ENV_ARTICLE_SOURCE} must be 'github' or 'dir:PATH'")
         if not self.pass_through_path.startswith("/"):
             raise ConfigError(f"{names.ENV_PASS_THROUGH_PATH} must start with '/'")
+        if self.database_connections not in (None, "keep", "per-job"):
+            raise ConfigError(f"{names.ENV_DATABASE_CONNECTIONS} must be 'keep' or 'per-job'")
         if self.log_level not in _LOG_LEVELS:
             raise ConfigError(f"{names.ENV_LOG_LEVEL} must be one of {', '.join(_LOG_LEVELS)}")
+        for origin in self.cors_allowed_origins:
+            if origin == "*" or "://" not in origin or origin.endswith("/"):
+                raise ConfigError(
+                    f"{ENV_CORS_ALLOWED_ORIGINS} lists origins like 'https://blog.example.com' "
+                    f"(no '*', no trailing '/'); got {origin!r}"
+                )
+        if self.site_url is not None and not self.site_url.startswith(("https://", "http://")):
+            raise ConfigError(f"{ENV_SITE_URL} must start with https:// or http://")
         if self.github_app_id is not None and not self.github_app_id.isdigit():
             raise ConfigError(
                 f"{names.ENV_GITHUB_APP_ID} must be the App's numeric id "
@@ -68,6 +99,15 @@ class Settings:
             )
         if not self.github_api_url.startswith(("https://", "http://")):
             raise ConfigError(f"{names.ENV_GITHUB_API_URL} must start with https://")
+        if self.library_log_level is not None and self.library_log_level not in _LOG_LEVELS:
+            raise ConfigError(f"{names.ENV_LIBRARY_LOG_LEVEL} must be one of {', '.join(_LOG_LEVELS)}")
+        try:
+            ZoneInfo(self.article_timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(
+                f"{names.ENV_ARTICLE_TIMEZONE} must be an IANA time zone name such as Asia/Tokyo or UTC,"
+                f" not {self.article_timezone!r}"
+            ) from None
         # Refused now, naming the setting, rather than as a 500 on every request (and Lambda retrying
         # a configuration error until the dead-letter queue).
         parse_database_url(self.database_url)
@@ -106,6 +146,13 @@ class Settings:
         return bool(self.lambda_function_name)
 
     @property
+    def keeps_database_connection(self) -> bool:
+        """True when a job's database connection stays open for the next job of this process."""
+        if self.database_connections is None:
+            return self.lambda_mode
+        return self.database_connections == "keep"
+
+    @property
     def source_dir(self) -> str | None:
         """The folder of ``ARTICLE_SOURCE=dir:PATH``, or None for GitHub."""
         return self.article_source[4:] if self.article_source.startswith("dir:") else None
@@ -136,7 +183,7 @@ class Settings:
         app starts with it, so a push never meets a half-configured source.
 
         ``*_PARAM`` variables name SSM SecureStrings; they are read in one batched call through
-        ``read_parameters`` (default: boto3's SSM client), only when a plain value is not set.
+        ``read_parameters`` (default: botocore's SSM client), only when a plain value is not set.
         """
         env = dict(os.environ if environ is None else environ)
         wanted = {
@@ -163,17 +210,25 @@ class Settings:
             github_private_key=env.get(names.ENV_GITHUB_APP_PRIVATE_KEY) or None,
             github_api_url=(env.get(names.ENV_GITHUB_API_URL) or names.DEFAULT_GITHUB_API_URL).rstrip("/"),
             database_url=env.get(names.ENV_DATABASE_URL) or names.DEFAULT_DATABASE_URL,
+            database_connections=(env.get(names.ENV_DATABASE_CONNECTIONS) or "").lower() or None,
             article_source=env.get(names.ENV_ARTICLE_SOURCE) or names.DEFAULT_ARTICLE_SOURCE,
             articles_dir=(env.get(names.ENV_ARTICLES_DIR) or names.DEFAULT_ARTICLES_DIR).strip("/"),
             article_branch=env.get(names.ENV_ARTICLE_BRANCH) or None,
+            article_timezone=(env.get(names.ENV_ARTICLE_TIMEZONE) or "").strip()
+            or names.DEFAULT_ARTICLE_TIMEZONE,
             lambda_function_name=env.get(names.ENV_LAMBDA_FUNCTION_NAME) or None,
+            self_invoke_qualifier=env.get(names.ENV_SELF_INVOKE_QUALIFIER) or None,
             pass_through_path=env.get(names.ENV_PASS_THROUGH_PATH) or names.DEFAULT_PASS_THROUGH_PATH,
             https_proxy=env.get(names.ENV_HTTPS_PROXY) or env.get("https_proxy") or None,
             no_proxy=_split(env.get(names.ENV_NO_PROXY) or env.get("no_proxy") or ""),
             log_level=(env.get(names.ENV_LOG_LEVEL) or names.DEFAULT_LOG_LEVEL).upper(),
+            library_log_level=(env.get(names.ENV_LIBRARY_LOG_LEVEL) or "").upper() or None,
             allow_raw_html=(env.get(names.ENV_ALLOW_RAW_HTML, "").lower() in {"1", "true", "yes"}),
             asset_base_url=_asset_base_url(env.get(names.ENV_ASSET_BASE_URL, "")),
             installation_user_map=_parse_map(env.get(names.ENV_INSTALLATION_MAP, "")),
+            cors_allowed_origins=_split(env.get(ENV_CORS_ALLOWED_ORIGINS) or ""),
+            site_url=(env.get(ENV_SITE_URL) or "").rstrip("/") or None,
+            read_cache_control=(env.get(ENV_READ_CACHE_CONTROL) or "").strip() or DEFAULT_READ_CACHE_CONTROL,
             require_secret=require_secret,
         )
         if require_source:
@@ -229,7 +284,7 @@ def _url_password(url: str) -> str | None:
 
 
 def ssm_parameter_reader(https_proxy: str | None = None, no_proxy: Sequence[str] = ()) -> ParameterReader:
-    """A ParameterReader on boto3's SSM client (built on first use; time-outs so start-up can't hang)."""
+    """A ParameterReader on botocore's SSM client (built on first use; time-outs so start-up can't hang)."""
 
     def read(parameter_names: Sequence[str]) -> dict[str, str]:
         from function.aws import clients as aws_clients

@@ -8,6 +8,7 @@ from flask import Flask, Response, jsonify
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from function.errors import BlogApiError
+from function.observability.logs import redact
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,9 @@ _HTTP_CODES = {
 
 
 def error_response(status: int, code: str, message: str) -> tuple[Response, int]:
-    return jsonify({"error": code, "message": message}), status
+    # Messages can quote a dependency's answer; what leaves the process goes through the same
+    # redaction as the logs (configured secret values and token shapes).
+    return jsonify({"error": code, "message": redact(message)}), status
 
 
 def retryable_errors() -> tuple[type[BaseException], ...]:

@@ -1,18 +1,56 @@
-"""Read routes for the blog's front end: published articles only."""
+"""Read routes for the blog's front end: published articles only.
+
+Every answer of this blueprint goes through ``_finish``: validators, 304, gzip and CORS. The webhook
+and ``/events`` blueprints have no such hook, so they never answer CORS.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+from datetime import datetime
 from typing import Any
 
-from flask import Blueprint, request
+from flask import Blueprint, Response, g, request
+from werkzeug.exceptions import MethodNotAllowed
 
-from function.api.serialise import article_json
+from function.api import cors, feeds, http_cache
+from function.api.cursor import CursorCodec
+from function.api.serialise import article_json, summary_json
 from function.errors import BadRequest, NotFound
+from function.store.records import ArticleView
 from function.web import services
 
 blueprint = Blueprint("articles", __name__)
 
 _MAX_PARAM = 200
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+_READ_METHODS = ["GET", "OPTIONS"]  # HEAD comes with GET
+
+
+@blueprint.before_request
+def _preflight() -> Response | None:
+    if request.method != "OPTIONS":
+        return None
+    answer = cors.preflight(request, services().settings.cors_allowed_origins)
+    if answer is None:
+        # Not a preflight from a listed origin: the route has no OPTIONS for anyone else.
+        raise MethodNotAllowed(valid_methods=["GET", "HEAD"])
+    return answer
+
+
+@blueprint.after_request
+def _finish(response: Response) -> Response:
+    settings = services().settings
+    if response.status_code != 204:
+        response = http_cache.finish(
+            response,
+            request,
+            cache_control=settings.read_cache_control,
+            last_modified=g.get("last_modified"),
+        )
+    cors.add_headers(response, request, settings.cors_allowed_origins)
+    return response
 
 
 def _param(name: str) -> str | None:
@@ -24,22 +62,91 @@ def _param(name: str) -> str | None:
     return value
 
 
-@blueprint.get("/users/<name>/articles")
+def _limit() -> int:
+    value = request.args.get("limit")
+    if value is None:
+        return DEFAULT_LIMIT
+    if not (value.isascii() and value.isdigit() and 1 <= int(value) <= MAX_LIMIT):
+        raise BadRequest(f"'limit' must be a whole number from 1 to {MAX_LIMIT}")
+    return int(value)
+
+
+def _changed(articles: list[ArticleView]) -> datetime | None:
+    """The newest change among ``articles``, for Last-Modified (a scheduled article's change is its
+    publication time)."""
+    times = [max(a.updated_at, a.published_at or a.updated_at) for a in articles]
+    return max(times) if times else None
+
+
+@blueprint.route("/users/<name>/articles", methods=_READ_METHODS)
 def list_articles(name: str) -> tuple[dict[str, Any], int]:
-    kind, tag = _param("type"), _param("tag")
+    kind, tag, limit = _param("type"), _param("tag"), _limit()
     if tag is not None:
         tag = tag.strip("/")
+    filters = (kind.lower() if kind else None, tag.lower() if tag else None)
+    codec = CursorCodec(services().settings.webhook_secret)
+    cursor = request.args.get("cursor") or None
+    after = codec.decode(cursor, user=name, filters=filters) if cursor else None
     with services().store() as store:
-        found = store.published_articles(name, type=kind, tag=tag)
-    if found is None:
+        page = store.published_page(name, limit=limit, after=after, type=kind, tag=tag)
+    if page is None:
         raise NotFound(f"no user named {name!r}")
-    return {"articles": [article_json(article) for article in found]}, 200
+    g.last_modified = _changed(page.articles)
+    next_cursor = codec.encode(page.next_key, user=name, filters=filters) if page.next_key else None
+    return {"articles": [summary_json(a) for a in page.articles], "nextCursor": next_cursor}, 200
 
 
-@blueprint.get("/users/<name>/articles/<slug>")
+@blueprint.route("/users/<name>/articles/<slug>", methods=_READ_METHODS)
 def get_article(name: str, slug: str) -> tuple[dict[str, Any], int]:
     with services().store() as store:
         article = store.published_article(name, slug)
     if article is None:
         raise NotFound(f"no published article {slug!r} for {name!r}")
-    return article_json(article, with_toc=True), 200
+    g.last_modified = _changed([article])
+    return article_json(article), 200
+
+
+@blueprint.route("/users/<name>/tags", methods=_READ_METHODS)
+def list_tags(name: str) -> tuple[dict[str, Any], int]:
+    with services().store() as store:
+        pairs = store.published_tag_paths(name)
+    if pairs is None:
+        raise NotFound(f"no user named {name!r}")
+    return {"tags": tag_counts(pairs)}, 200
+
+
+def tag_counts(pairs: list[tuple[int, str]]) -> list[dict[str, Any]]:
+    """``[{"path", "count"}]`` by path: a path counts the articles tagged with it or below it, each
+    article once (``tech`` counts an article tagged ``tech/aws`` and ``tech/gcp`` once)."""
+    below: dict[str, set[int]] = {}
+    for article_id, path in pairs:
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts) + 1):
+            below.setdefault("/".join(parts[:depth]), set()).add(article_id)
+    counts = Counter({path: len(ids) for path, ids in below.items()})
+    return [{"path": path, "count": counts[path]} for path in sorted(counts)]
+
+
+@blueprint.route("/users/<name>/feed.xml", methods=_READ_METHODS)
+def feed(name: str) -> Response:
+    with services().store() as store:
+        articles = store.published_articles(name, limit=feeds.FEED_SIZE)
+    if articles is None:
+        raise NotFound(f"no user named {name!r}")
+    g.last_modified = _changed(articles)
+    body = feeds.atom_feed(name, articles, site_url=_site_url(), self_url=request.base_url)
+    return Response(body, 200, content_type="application/atom+xml; charset=utf-8")
+
+
+@blueprint.route("/users/<name>/sitemap.xml", methods=_READ_METHODS)
+def sitemap(name: str) -> Response:
+    with services().store() as store:
+        entries = store.sitemap_entries(name)
+    if entries is None:
+        raise NotFound(f"no user named {name!r}")
+    body = feeds.sitemap(entries, site_url=_site_url())
+    return Response(body, 200, content_type="application/xml; charset=utf-8")
+
+
+def _site_url() -> str:
+    return services().settings.site_url or request.host_url.rstrip("/")

@@ -17,22 +17,31 @@ def iso_utc(value: datetime | None) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def article_json(view: ArticleView, *, with_toc: bool = False) -> dict[str, Any]:
-    """An ``Article``: the article as the front end reads it; ``toc`` only in the full article."""
-    article: dict[str, Any] = {
+def article_json(view: ArticleView) -> dict[str, Any]:
+    """An ``Article``: the article as the front end reads it."""
+    return {
         "articleId": str(view.id),
         "title": view.title,
         "slug": view.slug,
         "content": view.content,
         "contentHtml": view.content_html,
+        "toc": list(view.toc),
         "description": view.description,
         "type": view.type,
         "thumbnail": view.thumbnail,
+        "emoji": view.emoji,
         "tags": list(view.tags),
         "publishedAt": iso_utc(view.published_at),
         "createdAt": iso_utc(view.created_at),
         "updatedAt": iso_utc(view.updated_at),
     }
-    if with_toc:
-        article["toc"] = list(view.toc)
-    return article
+
+
+# What a list entry leaves out: the body in both forms and its table of contents.
+SUMMARY_OMITS = frozenset({"content", "contentHtml", "toc"})
+
+
+def summary_json(view: ArticleView) -> dict[str, Any]:
+    """A ``Summary``: the ``Article`` without ``content``, ``contentHtml`` and ``toc``. Derived from
+    ``article_json`` so that a field added to the Article appears in the summary too."""
+    return {key: value for key, value in article_json(view).items() if key not in SUMMARY_OMITS}

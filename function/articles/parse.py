@@ -11,17 +11,25 @@ Decisions where the contract is silent:
 * The file must be UTF-8 (a BOM is allowed) and at most ``MAX_FILE_BYTES`` (1 MiB: ~20x a long article,
   and a row of content plus HTML stays well inside TiDB's 6 MB entry limit). It must start with a
   ``---`` line (blank lines before it are allowed) and the front matter must end with ``---`` or ``...``.
-* Front matter is read with ``yaml.safe_load`` and must be a mapping. Unknown keys are ignored.
+* Front matter is read with YAML's safe loader and must be a mapping. Unknown keys are warnings
+  (``ParsedArticle.warnings``), never failures; Zenn's aliases, ``emoji`` and the publication time are
+  read by ``function.articles.front_matter``. The C loader (libyaml, ~10x faster) is used when PyYAML has
+  it, made to give the pure loader's results: an empty node tagged ``!`` is null as in the pure loader;
+  text with a tab or a ``|#`` is read by the pure loader; on any error the pure loader reads the text
+  again, so what is refused and the message saying why are the pure loader's (``yaml_loaders``).
 * Strings are never coerced: ``title: 2024`` or ``title: 2024-01-01`` is an error telling the author to
   quote it, because YAML would already have changed the text (``1.10`` → ``1.1``).
-* ``title`` is required, stripped, non-empty, one line, at most 500 characters. ``type``, ``description``,
+* ``title`` is required: stripped, non-empty (only a draft may leave it empty, as ``zenn new:article``
+  writes it: ``title: ""``, stored as ""), one line, at most 500 characters. ``type``, ``description``,
   ``thumbnail`` are optional strings (absent, null or blank → None); ``thumbnail`` must not use a
   script-capable URL scheme (the same check as links in the body).
-* ``publish`` must be a YAML boolean (``true``/``false``, also YAML 1.1's ``yes``/``no``); null or
-  absent → False.
-* ``tags`` must be a list of strings (null → none); ``category`` may be a string or a list of strings and is
-  merged into the tags. Each tag is normalised: segments split on ``/``, each stripped, empty segments
-  dropped (so ``" /tech//aws/ "`` → ``"tech/aws"``); empty tags dropped; unique; sorted. Case is kept.
+* ``emoji`` is an optional string like ``type`` (one line, at most 32 characters: a few code points).
+* ``publish`` (or ``published``) must be a YAML boolean (``true``/``false``, also YAML 1.1's
+  ``yes``/``no``); null or absent → False.
+* ``tags`` (or ``topics``, each topic one level) must be a list of strings (null → none); ``category``
+  may be a string or a list of strings and is merged into the tags. Each tag is normalised: segments
+  split on ``/``, each stripped, empty segments dropped (so ``" /tech//aws/ "`` → ``"tech/aws"``);
+  empty tags dropped; unique; sorted. Case is kept.
 * ``content`` is the body after the front matter with line endings normalised to ``\\n``, leading blank
   lines and trailing whitespace removed.
 """
@@ -32,10 +40,14 @@ import hashlib
 import json
 import re
 import unicodedata
+from datetime import datetime, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import yaml
 
+from function.articles import front_matter
+from function.articles.ignored import is_ignored_name
 from function.articles.parsed import ParsedArticle
 from function.articles.render import Rendered, is_safe_url, render_article
 from function.errors import ArticleParseError, RenderLimitError
@@ -50,6 +62,56 @@ MAX_DESCRIPTION_CHARS = 5000
 MAX_THUMBNAIL_CHARS = 2048
 MAX_TAG_CHARS = 190
 MAX_TAGS = 100
+MAX_EMOJI_CHARS = 32
+# Zenn's zone: a zone-less publication time means Japanese time unless ARTICLE_TIMEZONE says otherwise.
+DEFAULT_TIMEZONE = "Asia/Tokyo"
+
+YamlLoader = type[yaml.SafeLoader] | type[yaml.CSafeLoader]
+
+
+if yaml.__with_libyaml__:
+
+    class _CLoaderLikePure(yaml.CSafeLoader):
+        """libyaml's safe loader, resolving as the pure one does where they differ."""
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            # The C parser reports an empty node tagged "!" as not implicit, so it would become ''
+            # where the pure loader resolves it like a plain scalar (null). (False, False) reaches
+            # resolve only for a "!" tag: untagged scalars are always plain or quoted implicit.
+            if kind is yaml.ScalarNode and implicit == (False, False):
+                implicit = (True, False)
+            return super().resolve(kind, value, implicit)
+
+
+def yaml_loaders() -> dict[str, YamlLoader]:
+    """The front matter loaders this PyYAML has, fastest first: "libyaml" (when built with it), "pure"."""
+    loaders: dict[str, YamlLoader] = {}
+    if yaml.__with_libyaml__:
+        loaders["libyaml"] = _CLoaderLikePure
+    loaders["pure"] = yaml.SafeLoader
+    return loaders
+
+
+_FASTEST_LOADER: YamlLoader = next(iter(yaml_loaders().values()))
+
+
+_COMMENT_AFTER_BLOCK_HEADER = re.compile(r"[|>][-+0-9]*#")
+
+
+def _load_yaml(source: str, loader: YamlLoader) -> Any:
+    if loader is yaml.SafeLoader or "\t" in source or _COMMENT_AFTER_BLOCK_HEADER.search(source):
+        # libyaml accepts what the pure scanner refuses in two places: tabs ("t\t", a tab before a
+        # value) and a comment right after a block scalar header ("|#"). Front matter with either is
+        # rare enough to be read the pure way only.
+        return yaml.load(source, Loader=yaml.SafeLoader)
+    try:
+        return yaml.load(source, Loader=loader)  # noqa: S506 - one of yaml_loaders(), both safe
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
+        # The two parsers word their errors differently and disagree on a few corner cases of
+        # invalid YAML; reading the text again with the pure loader makes its verdict the one that
+        # counts. Only invalid files pay for the second read.
+        return yaml.load(source, Loader=yaml.SafeLoader)
+
 
 _SLUG_RE = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]*")
 _OPENING_RE = re.compile(r"---[ \t]*")
@@ -60,14 +122,18 @@ def is_article_path(path: str, articles_dir: str = "articles") -> bool:
     """True when ``path`` is a direct child ``<articles_dir>/<name>.md``: the listing filter.
 
     It is the same rule the GitHub source applies to the tree listing, and it keeps files whose name is not
-    a valid slug (``hello world.md``, ``.md``): ``parse_article`` then fails them with a message.
+    a valid slug (``hello world.md``): ``parse_article`` then fails them with a message. Files that are
+    not articles (``is_ignored_name``: ``README.md``, ``.hidden.md``, ``_draft.md``) are left out.
     """
     name = _name_in_dir(path, articles_dir)
-    return name is not None and name.endswith(".md")
+    return name is not None and name.endswith(".md") and not is_ignored_name(name)
 
 
 def slug_for_path(path: str, articles_dir: str = "articles") -> str | None:
-    """The slug of ``<articles_dir>/<slug>.md`` when it is a direct child with a valid slug, else None."""
+    """The slug of ``<articles_dir>/<slug>.md`` when it is a direct child with a valid slug, else None
+    (also for files that are not articles)."""
+    if not is_article_path(path, articles_dir):
+        return None
     try:
         return _slug(path, articles_dir)
     except ArticleParseError:
@@ -81,27 +147,35 @@ def parse_article(
     *,
     articles_dir: str = "articles",
     allow_raw_html: bool = False,
+    timezone: tzinfo | None = None,
+    yaml_loader: YamlLoader | None = None,
     asset_base_url: str | None = None,
 ) -> ParsedArticle:
-    """Parse one article file in the documented article format.
+    """Parse one article file in the documented article format (``yaml_loader``: one of
+    ``yaml_loaders()``, the fastest when None).
 
     Raises ``ArticleParseError`` (and nothing else) for any input that is not a valid article; its message
-    names the problem but not the path, which the caller logs alongside.
+    names the problem but not the path, which the caller logs alongside. ``timezone`` is the zone of
+    zone-less publication times (default Asia/Tokyo).
     """
+    zone = timezone if timezone is not None else ZoneInfo(DEFAULT_TIMEZONE)
     slug = _slug(path, articles_dir)
     text = _decode(content)
-    meta, body = _split_front_matter(text)
+    meta, body = _split_front_matter(text, yaml_loader or _FASTEST_LOADER)
 
     title = _text_field(meta, "title", MAX_TITLE_CHARS, multiline=False)
-    if title is None:
+    publish = front_matter.publish_flag(meta)
+    if title is None and (publish or "title" not in meta):
         raise ArticleParseError("front matter: 'title' is required and must not be empty")
     type_ = _text_field(meta, "type", MAX_TYPE_CHARS, multiline=False)
     description = _text_field(meta, "description", MAX_DESCRIPTION_CHARS, multiline=True)
     thumbnail = _text_field(meta, "thumbnail", MAX_THUMBNAIL_CHARS, multiline=False)
     if thumbnail is not None and not is_safe_url(thumbnail):
         raise ArticleParseError("front matter: 'thumbnail' uses a URL scheme that is not allowed")
-    publish = _publish(meta)
+    emoji = _text_field(meta, "emoji", MAX_EMOJI_CHARS, multiline=False)
     tags = _tags(meta)
+    published_at = front_matter.publication_time(meta, zone)
+    warnings = tuple(f"unknown front matter key {key!r} (ignored)" for key in front_matter.unknown_keys(meta))
 
     markdown = _normalise_body(body)
     rendered = _render(markdown, allow_raw_html, asset_base_url)
@@ -109,7 +183,7 @@ def parse_article(
         slug=slug,
         path=path,
         blob_sha=blob_sha,
-        title=title,
+        title=title or "",
         type=type_,
         description=description,
         thumbnail=thumbnail,
@@ -118,16 +192,21 @@ def parse_article(
         content=markdown,
         content_html=rendered.html,
         toc=rendered.toc,
-        warnings=rendered.warnings,
         content_hash=content_hash(
-            title=title,
+            title=title or "",
             type=type_,
             description=description,
             thumbnail=thumbnail,
             publish=publish,
             tags=tags,
             content=markdown,
+            emoji=emoji,
+            published_at=published_at,
         ),
+        emoji=emoji,
+        published_at=published_at,
+        slug_date=front_matter.slug_date(slug, zone),
+        warnings=warnings + rendered.warnings,
     )
 
 
@@ -140,24 +219,33 @@ def content_hash(
     publish: bool,
     tags: tuple[str, ...],
     content: str,
+    emoji: str | None = None,
+    published_at: datetime | None = None,
 ) -> str:
     """sha256 hex of a canonical JSON of the fields that make an article's content and metadata.
 
     Equal inputs always give equal hashes (sorted keys, fixed separators, UTF-8), so the store can move
     ``updatedAt`` only on a real change. Path, blob SHA and the rendered HTML are left out on purpose: a
     file that moves bytes without changing meaning (CRLF → LF), or a renderer upgrade, is not an edit.
+    ``emoji`` and ``published_at`` enter only when given, so an article without them hashes as it did
+    before they existed (and no stored article looks edited after an upgrade).
     """
+    fields: dict[str, Any] = {
+        "v": 1,
+        "title": title,
+        "type": type,
+        "description": description,
+        "thumbnail": thumbnail,
+        "publish": publish,
+        "tags": list(tags),
+        "content": content,
+    }
+    if emoji is not None:
+        fields["emoji"] = emoji
+    if published_at is not None:
+        fields["published_at"] = published_at.isoformat()
     canonical = json.dumps(
-        {
-            "v": 1,
-            "title": title,
-            "type": type,
-            "description": description,
-            "thumbnail": thumbnail,
-            "publish": publish,
-            "tags": list(tags),
-            "content": content,
-        },
+        fields,
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
@@ -210,7 +298,7 @@ def _decode(content: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _split_front_matter(text: str) -> tuple[dict[Any, Any], str]:
+def _split_front_matter(text: str, loader: YamlLoader) -> tuple[dict[Any, Any], str]:
     lines = text.split("\n")
     start = 0
     while start < len(lines) and not lines[start].strip():
@@ -228,7 +316,7 @@ def _split_front_matter(text: str) -> tuple[dict[Any, Any], str]:
             f"front matter is {len(source)} characters; at most {MAX_FRONT_MATTER_CHARS} are allowed"
         )
     try:
-        meta = yaml.safe_load(source)
+        meta = _load_yaml(source, loader)
     except yaml.YAMLError as exc:
         raise ArticleParseError(f"front matter is not valid YAML: {_one_line(exc)}") from None
     except (ValueError, TypeError, OverflowError) as exc:
@@ -274,22 +362,22 @@ def _check_characters(key: str, value: str, *, multiline: bool) -> None:
             raise ArticleParseError(f"front matter: '{key}' contains {what}")
 
 
-def _publish(meta: dict[Any, Any]) -> bool:
-    value = meta.get("publish")
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise ArticleParseError(f"front matter: 'publish' must be true or false, not {_kind(value)}")
-    return value
-
-
 def _tags(meta: dict[Any, Any]) -> tuple[str, ...]:
     raw: list[str] = []
+    from_tags = from_topics = None
     tags = meta.get("tags")
     if tags is not None:
         if not isinstance(tags, list):
             raise ArticleParseError(f"front matter: 'tags' must be a list of strings, not {_kind(tags)}")
-        raw.extend(_strings("tags", tags))
+        from_tags = {normalise_tag(tag) for tag in _strings("tags", tags)} - {""}
+        raw.extend(tags)
+    topics = meta.get("topics")
+    if topics is not None:
+        if not isinstance(topics, list):
+            raise ArticleParseError(f"front matter: 'topics' must be a list of strings, not {_kind(topics)}")
+        from_topics = {front_matter.topic_tag(topic) for topic in _strings("topics", topics)} - {""}
+        raw.extend(from_topics)
+    front_matter.check_topics_agree(from_tags, from_topics)
     category = meta.get("category")
     if isinstance(category, str):
         raw.append(category)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from function.articles.toc import TocEntry
 
@@ -23,4 +24,9 @@ class ParsedArticle:
     # sha256 over title, type, description, thumbnail, publish, tags and content: "did it change?"
     content_hash: str
     toc: tuple[TocEntry, ...] = ()  # top-level h1-h3 with their ids, in document order
-    warnings: tuple[str, ...] = ()  # for the sync output (e.g. repository images left relative)
+    emoji: str | None = None  # Zenn's emoji, served as the Article's "emoji"
+    # naive UTC: the front matter's published_at/date (it always wins over a stored time), or None
+    published_at: datetime | None = None
+    # naive UTC: 00:00 of the slug's leading date (2024-01-21-...), for an article without a time yet
+    slug_date: datetime | None = None
+    warnings: tuple[str, ...] = ()  # e.g. unknown front matter keys: reported, never a failure

@@ -1,8 +1,14 @@
-"""boto3 clients for the function's AWS calls: tight time-outs and the outbound proxy honoured
-together with NO_PROXY, so interface VPC endpoints listed there really bypass squid."""
+"""AWS clients for the function's calls: tight time-outs and the outbound proxy honoured together with
+NO_PROXY, so interface VPC endpoints listed there really bypass squid.
+
+Built on botocore alone, never boto3: ``import boto3`` pulls in s3transfer and its dependencies (about
+0.6 s of a cold start here, for a transfer manager we never use), and the clients are botocore's anyway.
+One botocore session per process (``session``) holds the loaded endpoint and model data, so a second
+client reuses it."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,9 +38,16 @@ def proxies_for(
 
 
 def _default_region() -> str:
-    import boto3
+    region: str | None = session().get_config_variable("region")
+    return region or "us-east-1"
 
-    return boto3.session.Session().region_name or "us-east-1"
+
+@functools.cache
+def session() -> Any:
+    """This process's botocore session (credentials and region from the environment, as boto3's)."""
+    import botocore.session
+
+    return botocore.session.get_session()
 
 
 def client(
@@ -47,9 +60,8 @@ def client(
     no_proxy: Iterable[str] = (),
     endpoint_url: str | None = None,
 ) -> Any:
-    """A boto3 client with at most ``attempts`` calls in all (botocore's ``max_attempts`` counts
+    """A client with at most ``attempts`` calls in all (botocore's ``max_attempts`` counts
     retries, ``total_max_attempts`` the total) and the proxy decided by ``proxies_for``."""
-    import boto3
     from botocore.config import Config
 
     config = Config(
@@ -59,4 +71,4 @@ def client(
         proxies=proxies_for(service, https_proxy, no_proxy, endpoint_url),
         tcp_keepalive=True,
     )
-    return boto3.client(service, config=config, endpoint_url=endpoint_url)
+    return session().create_client(service, config=config, endpoint_url=endpoint_url)

@@ -20,7 +20,7 @@ class SelfInvoker(Protocol):
 def lambda_client_factory(
     https_proxy: str | None = None, endpoint_url: str | None = None, no_proxy: Iterable[str] = ()
 ) -> Any:
-    """A boto3 Lambda client tuned for the accept path.
+    """A Lambda client tuned for the accept path.
 
     Every way the invoke can fail ends well inside GitHub's 10 s, so a throttled API, a hung endpoint
     or a dead proxy turns into a fast 503 GitHub can redeliver, never a timed-out delivery: at most 3
@@ -41,10 +41,14 @@ def lambda_client_factory(
 
 
 class LambdaInvoker:
-    """Invokes ``function_name`` with ``InvocationType=Event``; the client is built once, on first use."""
+    """Invokes ``function_name`` (at ``qualifier``, an alias, when given) with ``InvocationType=Event``;
+    the client is built once, on first use."""
 
-    def __init__(self, function_name: str, client_factory: Callable[[], Any]) -> None:
+    def __init__(
+        self, function_name: str, client_factory: Callable[[], Any], *, qualifier: str | None = None
+    ) -> None:
         self._function_name = function_name
+        self._qualifier = {"Qualifier": qualifier} if qualifier else {}
         self._client_factory = client_factory
         self._client: Any = None
 
@@ -58,7 +62,7 @@ class LambdaInvoker:
 
         try:
             answer = self._get_client().invoke(
-                FunctionName=self._function_name, InvocationType="Event", Payload=payload
+                FunctionName=self._function_name, InvocationType="Event", Payload=payload, **self._qualifier
             )
         except ClientError as exc:
             error = exc.response.get("Error", {})

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from function.store.driver_errors import error_chain as _causes
 from function.store.url import DatabaseTarget
 
 # MySQL client/server error codes a newcomer meets, and what each means for them.
@@ -140,19 +140,3 @@ def _is_tls_failure(err: BaseException) -> bool:
     import ssl
 
     return isinstance(err, ssl.SSLError)
-
-
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    """``exc``, what it wraps (Peewee passes the driver's error as its first argument) and its causes."""
-    seen: set[int] = set()
-    pending: list[BaseException] = [exc]
-    while pending:
-        current = pending.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        pending += [arg for arg in getattr(current, "args", ()) if isinstance(arg, BaseException)]
-        for linked in (current.__cause__, current.__context__):
-            if linked is not None:
-                pending.append(linked)

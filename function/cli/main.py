@@ -251,10 +251,14 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
         f"failed={summary.failed} fetched={summary.fetched} archived={summary.archived} "
         f"head={summary.head_sha}"
     )
+    # Drafts are not served: "0 published of 41" must not pass for a clean sync.
+    published = summary.succeeded - summary.drafts
+    click.echo(f"  {published} published, {summary.drafts} drafts (publish: false or absent; not served)")
     for failure in summary.failures:
-        click.echo(f"  failed {failure.path}: {failure.message}")
-    for path, warning in summary.warnings:
-        click.echo(f"  warning {path}: {warning}")
+        again = " (unchanged since it last failed; not fetched again)" if failure.remembered else ""
+        click.echo(f"  failed {failure.path}: {failure.message}{again}")
+    for warning in summary.warnings:
+        click.echo(f"  warning {warning.path}: {warning.message}")
     if summary.failed:
         sys.exit(2)
 

@@ -36,7 +36,7 @@ from urllib3.exceptions import InvalidHeader, MaxRetryError, ProtocolError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util.retry import Retry
 
-from function.errors import HttpError, HttpTimeout
+from function.errors import BodyTooLarge, HttpError, HttpTimeout
 from function.net.proxy import bypasses_proxy, parse_no_proxy
 
 logger = logging.getLogger(__name__)
@@ -45,6 +45,12 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Dropped on a redirect to another origin: credentials for one host must never reach another.
 _CREDENTIAL_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization"})
+# A body bigger than this is refused whoever asked: API answers (tree listings of large repositories
+# included) stay far below it.
+DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+# Wire bytes read per step. urllib3 decodes gzip/deflate per step, so one step can expand at most by
+# the format's ratio (~1,000x): a few MB of memory at worst, then the limit stops the read.
+_READ_STEP = 16 * 1024
 
 
 @dataclass(frozen=True)
@@ -276,16 +282,21 @@ class HttpClient:
         *,
         headers: Mapping[str, str] | None = None,
         body: bytes | None = None,
+        max_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> HttpResponse:
-        """Send one request (with retries and redirects) and read the whole answer.
+        """Send one request (with retries and redirects) and read the whole answer, at most
+        ``max_bytes`` of it once decoded.
 
         Any HTTP status is returned (after retries for the retryable ones); raises ``HttpTimeout`` or
-        ``HttpError`` only when no answer could be had.
+        ``HttpError`` only when no answer could be had, ``BodyTooLarge`` past ``max_bytes``.
         """
-        response, final_url = self._open(method, url, headers, body, preload=True)
-        return HttpResponse(
-            status=response.status, headers=response.headers, body=response.data, url=final_url
-        )
+        response, final_url = self._open(method, url, headers, body, preload=False)
+        try:
+            data = _read_capped(_GuardedReader(response, method, final_url), max_bytes, method, final_url)
+        finally:
+            response.close()
+            response.release_conn()
+        return HttpResponse(status=response.status, headers=response.headers, body=data, url=final_url)
 
     @contextlib.contextmanager
     def stream(
@@ -304,6 +315,42 @@ class HttpClient:
             # An unfinished body cannot go back to the pool: close that connection instead of draining it.
             response.close()
             response.release_conn()
+
+
+def _read_capped(reader: Any, max_bytes: int, method: str, url: str) -> bytes:
+    """Read all of ``reader`` (Content-Encoding decoded), stopping as soon as it passes ``max_bytes``."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = reader.read(_READ_STEP)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > max_bytes:
+            raise BodyTooLarge(f"{method} {_redacted(url)}: answer larger than {max_bytes} bytes")
+        chunks.append(chunk)
+
+
+class CappedReader:
+    """A streamed body that raises ``BodyTooLarge`` once more than ``max_bytes`` were read from it."""
+
+    def __init__(self, raw: Readable, max_bytes: int, what: str) -> None:
+        self._raw = raw
+        self._left = max_bytes
+        self._max = max_bytes
+        self._what = what
+
+    def read(self, amt: int | None = None, /) -> bytes:
+        if amt is None or amt < 0:
+            chunks = []
+            while chunk := self.read(_READ_STEP):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        data = self._raw.read(min(amt, 1024 * 1024))
+        self._left -= len(data)
+        if self._left < 0:
+            raise BodyTooLarge(f"{self._what}: larger than {self._max} bytes")
+        return data
 
 
 class _GuardedReader:

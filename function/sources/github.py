@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from function.errors import HttpError, SourcePermanentError, SourceUnavailable
+from function.articles.ignored import is_ignored_name
+from function.errors import BodyTooLarge, HttpError, SourcePermanentError, SourceUnavailable
 from function.github.app_auth import API_VERSION, GITHUB_JSON, is_rate_limited
-from function.github.http import HttpClient
+from function.github.http import CappedReader, HttpClient
 from function.sources.gitsha import git_blob_sha
 from function.sources.port import FetchedFile, FetchFailure, FetchResult, RepoFile, RepoRef, Snapshot
 
@@ -37,6 +38,11 @@ logger = logging.getLogger(__name__)
 
 SHA_MEDIA_TYPE = "application/vnd.github.sha"
 RAW_MEDIA_TYPE = "application/vnd.github.raw"
+# The parser's limit for one article (function.articles.parse.MAX_FILE_BYTES; not imported, so the
+# source does not load the Markdown renderer): nothing larger is downloaded.
+MAX_ARTICLE_FILE_BYTES = 1024 * 1024
+# The tarball as read from GitHub, and the contents kept from it: beyond, the rest goes by blob.
+MAX_TARBALL_BYTES = 64 * 1024 * 1024
 MAX_WORKERS_LIMIT = 16  # far below GitHub's secondary limit of 100 concurrent requests
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -90,7 +96,8 @@ class GitHubSource:
         *,
         tarball_min_files: int = 50,
         tarball_min_fraction: float = 0.5,
-        max_file_bytes: int = 25 * 1024 * 1024,
+        max_file_bytes: int = MAX_ARTICLE_FILE_BYTES,
+        max_tarball_bytes: int = MAX_TARBALL_BYTES,
     ) -> None:
         if not 1 <= max_workers <= MAX_WORKERS_LIMIT:
             raise ValueError(f"max_workers must be between 1 and {MAX_WORKERS_LIMIT}")
@@ -102,6 +109,7 @@ class GitHubSource:
         self.tarball_min_files = tarball_min_files
         self.tarball_min_fraction = tarball_min_fraction
         self.max_file_bytes = max_file_bytes
+        self.max_tarball_bytes = max_tarball_bytes
 
     # -- requests ----------------------------------------------------------------------------------
 
@@ -119,7 +127,13 @@ class GitHubSource:
     def _headers(self, token: str, accept: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {token}", "Accept": accept, "X-GitHub-Api-Version": API_VERSION}
 
-    def _get(self, repo: RepoRef, path: str, accept: str = GITHUB_JSON) -> Any:
+    def _blob_cap(self) -> int:
+        # Room for the JSON (base64) form some proxies answer instead of the raw one.
+        return self.max_file_bytes * 4 // 3 + 64 * 1024
+
+    def _get(
+        self, repo: RepoRef, path: str, accept: str = GITHUB_JSON, *, max_bytes: int | None = None
+    ) -> Any:
         """GET ``/repos/{owner}/{name}{path}``; a 401 (token revoked early) is retried once with a new token.
 
         Raises ``HttpError`` (no answer), ``SourceUnavailable`` / ``SourcePermanentError`` (token)."""
@@ -127,7 +141,11 @@ class GitHubSource:
         url = self._repo_url(repo) + path
         for attempt in range(2):
             token = self.auth.installation_token(installation)
-            response = self.http.request("GET", url, headers=self._headers(token, accept))
+            headers = self._headers(token, accept)
+            if max_bytes is None:
+                response = self.http.request("GET", url, headers=headers)
+            else:
+                response = self.http.request("GET", url, headers=headers, max_bytes=max_bytes)
             if response.status != 401 or attempt == 1:
                 return response
             self.auth.invalidate(installation, token)
@@ -216,9 +234,10 @@ class GitHubSource:
         if not isinstance(path, str) or not path.startswith(prefix):
             return None
         name = path[len(prefix) :]
-        if "/" in name or not name.endswith(".md") or not isinstance(sha, str):
+        if "/" in name or not name.endswith(".md") or is_ignored_name(name) or not isinstance(sha, str):
             return None
-        return RepoFile(path=path, sha=sha.lower())
+        size = entry.get("size")
+        return RepoFile(path=path, sha=sha.lower(), size=size if isinstance(size, int) else None)
 
     # -- fetch -------------------------------------------------------------------------------------
 
@@ -227,8 +246,10 @@ class GitHubSource:
 
         Each content is verified against its blob SHA. Failures are ``FetchFailure`` with
         ``retryable=True`` for 5xx/429/rate limit/time-outs, ``False`` for 404, SHA mismatch and refusals."""
-        wanted = list(files)
-        if not wanted:
+        # A file the listing says is over the limit is never downloaded: it fails here, with its size.
+        too_big = {f.path: f.size for f in files if f.size is not None and f.size > self.max_file_bytes}
+        wanted = [f for f in files if f.path not in too_big]
+        if not wanted and not too_big:
             return []
         contents: dict[str, bytes] = {}
         if self._wants_tarball(len(wanted), len(snapshot.files)):
@@ -236,7 +257,11 @@ class GitHubSource:
         missing_shas = sorted({f.sha for f in wanted if f.path not in contents})
         by_sha = self._fetch_blobs(repo, missing_shas)
         results: list[FetchResult] = []
-        for f in wanted:
+        for f in files:
+            if f.path in too_big:
+                message = f"{too_big[f.path]} bytes, over the {self.max_file_bytes}-byte limit for an article"
+                results.append(FetchFailure(path=f.path, sha=f.sha, message=message, retryable=False))
+                continue
             if f.path in contents:
                 results.append(FetchedFile(path=f.path, sha=f.sha, content=contents[f.path]))
                 continue
@@ -265,7 +290,10 @@ class GitHubSource:
         if not _SHA_RE.match(sha):
             return _Failed("not a blob SHA", retryable=False)
         try:
-            response = self._get(repo, f"/git/blobs/{sha}", RAW_MEDIA_TYPE)
+            response = self._get(repo, f"/git/blobs/{sha}", RAW_MEDIA_TYPE, max_bytes=self._blob_cap())
+        except BodyTooLarge:
+            message = f"blob {sha}: over the {self.max_file_bytes}-byte limit for an article"
+            return _Failed(message, retryable=False)
         except HttpError as exc:
             return _Failed(str(exc), retryable=True)
         except SourceUnavailable as exc:
@@ -302,7 +330,11 @@ class GitHubSource:
                     )
                     return found
                 # "r|*": a forward-only stream, never the whole archive in memory.
-                with tarfile.open(fileobj=answer.raw, mode="r|*") as archive:  # type: ignore[call-overload]
+                # Capped in total (the archive as sent) and per member (the listing's limit), so a
+                # hostile archive costs bounded time and memory; what it did not give goes by blob.
+                capped = CappedReader(answer.raw, self.max_tarball_bytes, f"{repo.full_name} tarball")
+                kept = 0
+                with tarfile.open(fileobj=capped, mode="r|*") as archive:  # type: ignore[call-overload]
                     for member in archive:
                         # GitHub prefixes every entry with one folder "<owner>-<repo>-<short sha>/".
                         path = member.name.partition("/")[2]
@@ -311,14 +343,17 @@ class GitHubSource:
                             continue
                         if member.size > self.max_file_bytes:
                             continue
+                        if kept + member.size > self.max_tarball_bytes:
+                            break
                         extracted = archive.extractfile(member)
-                        data = extracted.read() if extracted is not None else b""
+                        data = extracted.read(self.max_file_bytes + 1) if extracted is not None else b""
                         if git_blob_sha(data) == sha:
                             found[path] = data
+                            kept += len(data)
                         if len(found) == len(wanted):
                             break
         except (
-            HttpError,
+            HttpError,  # BodyTooLarge included
             SourceUnavailable,
             SourcePermanentError,
             tarfile.TarError,

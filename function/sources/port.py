@@ -29,6 +29,7 @@ class RepoFile:
 
     path: str  # e.g. "articles/hello.md"
     sha: str  # git blob SHA-1 (hex), as `git hash-object` computes it
+    size: int | None = None  # bytes, as the tree listing says (None when the source does not say)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ decided here, once. Queries bind to the database explicitly (``.bind(db)``); no 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import peewee
 import pymysql
 from pymysql.constants import CLIENT
 
+from function.store.driver_errors import is_connection_error
 from function.store.url import parse_database_url
 
 log = logging.getLogger(__name__)
@@ -67,6 +69,47 @@ class MySQLDatabase(peewee.MySQLDatabase):
     def init(self, database: str | None, mariadb: bool | None = None, **kwargs: Any) -> None:
         super().init(database, mariadb=mariadb, **kwargs)
         self._ssl_contexts: dict[str, Any] = {}
+        self._kept = threading.local()  # per thread, like Peewee's connection state
+        self.reconnects = 0  # connections found dead on a job's first statement (tests, metrics)
+
+    def check_first_statement(self, enabled: bool) -> None:
+        """With ``enabled``, the next statement on this thread runs on a connection kept from an
+        earlier job, which may have died while the environment was frozen (TiDB and proxies drop idle
+        connections): a read that fails for the connection is run again on a new one, and before a
+        write the connection is pinged first, so a write is never sent twice."""
+        self._kept.unchecked = enabled
+
+    def execute_sql(self, sql: str, params: Any = None) -> Any:
+        if not getattr(self._kept, "unchecked", False):
+            return super().execute_sql(sql, params)
+        self._kept.unchecked = False
+        if not _is_read(sql) or self.in_transaction():
+            self._replace_if_dead()
+            return super().execute_sql(sql, params)
+        try:
+            return super().execute_sql(sql, params)
+        except (peewee.PeeweeException, pymysql.err.Error, OSError) as exc:
+            if not is_connection_error(exc):
+                raise
+            # Nothing of this job reached the server: the statement is a read (or takes a named lock,
+            # which died with the session), so running it again on a new connection is safe.
+            self._reconnect(exc)
+            return super().execute_sql(sql, params)
+
+    def _replace_if_dead(self) -> None:
+        try:
+            self.connection().ping(reconnect=False)
+        except (pymysql.err.Error, OSError) as exc:
+            self._reconnect(exc)
+
+    def _reconnect(self, exc: BaseException) -> None:
+        log.info("The kept database connection was gone; reconnecting", extra={"error": str(exc)[:200]})
+        self.reconnects += 1
+        try:
+            self.close()
+        except (peewee.PeeweeException, pymysql.err.Error, OSError):
+            pass  # a dead connection cannot be closed politely; Peewee has reset its state anyway
+        self.connect()
 
     def _connect(self) -> Any:
         # As peewee's own, plus the SSL context built once per database (see _SslReusingConnection), and
@@ -85,6 +128,9 @@ class MySQLDatabase(peewee.MySQLDatabase):
         result in order. The server stops at the first failing statement; its error is raised here.
         Query hooks see one event whose ``params`` is a ``Batch`` of the statements."""
         sql = ";\n".join(statements)
+        if getattr(self._kept, "unchecked", False):
+            self._kept.unchecked = False
+            self._replace_if_dead()  # batches write
         _peewee_log.debug((sql, None))  # as peewee logs every query it runs
         started = time.perf_counter()
         results: list[StatementResult] = []
@@ -125,6 +171,12 @@ class MySQLDatabase(peewee.MySQLDatabase):
         if self.is_closed():
             raise peewee.InterfaceError("Cannot rollback, database connection not open.")
         self.execute_sql("ROLLBACK")
+
+
+def _is_read(sql: str) -> bool:
+    """A statement that changes no data: SELECT (GET_LOCK included), BEGIN, SHOW."""
+    head = sql.lstrip()[:6].upper()
+    return head.startswith(("SELECT", "BEGIN", "SHOW"))
 
 
 class SqliteDatabase(peewee.SqliteDatabase):

@@ -33,6 +33,11 @@ class StoreBase:
         send RELEASE_LOCK: one round trip less per delivery."""
         self._db = unwrap(db)
         self._closes_after_job = closes_after_job
+        self._held_server_locks: set[int] = set()  # user ids whose named lock this store holds
+
+    def holds_server_locks(self) -> bool:
+        """True while a named lock taken by this store was not released (its release failed)."""
+        return bool(self._held_server_locks)
 
     @property
     def db(self) -> peewee.Database:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
+from function.observability.logs import redact
 from function.store.base import StoreBase
 from function.store.base import translated as _translated
 from function.store.batching import upsert_many
@@ -102,8 +103,8 @@ class DeliveryQueries(StoreBase):
         written: int | None = None,
         unchanged: int | None = None,
     ) -> None:
-        """Record how processing ended (one UPDATE). ``error`` is cut to ERROR_MAX_CHARS. A delivery
-        that was never started is left alone. Raises ValueError for an unknown outcome."""
+        """Record how processing ended (one UPDATE). ``error`` is redacted and cut to ERROR_MAX_CHARS.
+        A delivery that was never started is left alone. Raises ValueError for an unknown outcome."""
         if outcome not in OUTCOMES:
             raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}")
         Delivery.update(
@@ -113,11 +114,30 @@ class DeliveryQueries(StoreBase):
             failed=failed,
             archived=archived,
             outcome=outcome,
-            error=error[:ERROR_MAX_CHARS] if error else error,
+            # Operators read it through the API and the CLI: no token or password in it.
+            error=redact(error)[:ERROR_MAX_CHARS] if error else error,
             finished_at=to_naive_utc(now),
             written=written,
             unchanged=unchanged,
         ).where(Delivery.delivery_id == delivery_id).bind(self._db).execute()
+
+    @_translated
+    def last_sync(self, installation_id: int, repository: str) -> DeliveryRecord | None:
+        """The latest delivery of this installation and repository that synced a head (a success or
+        a partial one), or None: what a replayed push is compared with."""
+        query = (
+            Delivery.select(*_DELIVERY_COLUMNS)
+            .where(
+                (Delivery.installation_id == installation_id)
+                & (Delivery.repository == repository)
+                & Delivery.head_sha.is_null(False)
+                & Delivery.outcome.in_(("success", "partial"))
+            )
+            .order_by(Delivery.started_at.desc(), Delivery.delivery_id.desc())
+            .limit(1)
+        )
+        row = self._first(query)
+        return DeliveryRecord(*row) if row else None
 
     @_translated
     def recent_deliveries(self, limit: int) -> list[DeliveryRecord]:

@@ -60,6 +60,7 @@ class LockQueries(UserQueries):
             user, acquired = UserRecord(*row[:-1]), row[-1]
             if acquired != 1:
                 raise LockTimeout(f"user {user.id} is being synced by someone else (waited {timeout_s} s)")
+            self._held_server_locks.add(user.id)
             try:
                 yield user
             finally:
@@ -94,6 +95,7 @@ class LockQueries(UserQueries):
         # 1: acquired; 0: timed out; NULL: an error such as the session being killed while waiting.
         if not row or row[0] != 1:
             raise LockTimeout(f"user {user_id} is being synced by someone else (waited {timeout_s} s)")
+        self._held_server_locks.add(user_id)
         try:
             yield
         finally:
@@ -102,8 +104,10 @@ class LockQueries(UserQueries):
     def _release_server_lock(self, user_id: int) -> None:
         try:
             self._db.execute_sql("SELECT RELEASE_LOCK(%s)", (_lock_name(self._db.database, user_id),))
+            self._held_server_locks.discard(user_id)
         except peewee.PeeweeException as exc:
-            # The connection is gone, and the server released the lock with it.
+            # The connection is gone, and the server released the lock with it; a kept connection
+            # still marked as holding it is closed at the end of the job (``job_store``).
             log.warning("Releasing the user lock failed", extra={"user_id": user_id, "error": str(exc)})
 
     def _process_lock(self, user_id: int) -> threading.Lock:

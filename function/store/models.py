@@ -119,6 +119,7 @@ class Article(BaseModel):
     type = TextKeyField(max_length=100, null=True)  # filtered on: exact on both backends
     description = Utf8TextField(null=True)
     thumbnail = Utf8TextField(null=True)
+    emoji = StringField(max_length=64, null=True)
     content = LongTextField()
     content_html = LongTextField()
     # The table of contents as JSON ([{"level", "id", "text"}]); null: written before it existed.
@@ -161,6 +162,21 @@ class ArticleTag(BaseModel):
         primary_key = peewee.CompositeKey("article", "tag")
 
 
+class FailedFile(BaseModel):
+    """An article file that failed to parse, by blob: while its blob is the same, a push neither fetches
+    nor parses it again (git blobs are immutable, so the reason cannot change); it is reported from here."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
+    slug = TextKeyField(max_length=255)
+    path = TextKeyField(max_length=1024)
+    blob_sha = StringField(max_length=64)
+    message = Utf8TextField()
+
+    class Meta:
+        table_name = "failed_files"
+        primary_key = peewee.CompositeKey("user", "slug")
+
+
 class Delivery(BaseModel):
     delivery_id = TextKeyField(max_length=DELIVERY_ID_MAX_CHARS, primary_key=True)  # X-GitHub-Delivery
     event = StringField(max_length=EVENT_MAX_CHARS)
@@ -197,7 +213,7 @@ class SweepState(BaseModel):
 
 
 # Where the redelivery sweep stopped (see function.store.sweep_state).
-MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, Delivery, SweepState)
+MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, FailedFile, Delivery, SweepState)
 
 
 # Nullable columns added after the first release: ``create_tables`` adds them to an existing table
@@ -206,6 +222,7 @@ ADDED_COLUMNS: tuple[peewee.Field, ...] = (
     User.repository_id,
     Delivery.written,
     Delivery.unchanged,
+    Article.emoji,
     Article.toc,
 )
 

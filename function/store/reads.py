@@ -1,10 +1,19 @@
-"""The read side: published articles for the read API."""
+"""The read side: published articles for the read API.
+
+"Published" means ``publish`` set, not archived, and ``published_at`` not after ``now``: an article
+scheduled for later is served by no read route until its time comes (nothing needs to be pushed then).
+Order everywhere: newest ``published_at`` first, ties by slug descending, the same on every backend
+(slugs compare byte-exact), so a keyset (published_at, slug) pages through them without gaps.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+from datetime import datetime
 from typing import Any
+
+import peewee
 
 from function.store.base import StoreBase
 from function.store.base import translated as _translated
@@ -13,10 +22,9 @@ from function.store.models import (
     ArticleTag,
     Tag,
     User,
+    utc_now,
 )
-from function.store.records import (
-    ArticleView,
-)
+from function.store.records import ArticleView, Keyset, Page, SitemapEntry
 
 log = logging.getLogger(__name__)
 
@@ -33,48 +41,137 @@ _VIEW_COLUMNS = (
     Article.published_at,
     Article.created_at,
     Article.updated_at,
+    Article.emoji,
     Article.toc,
+)
+
+# A summary never needs the article's body: the columns stay in place (``_view`` reads rows by
+# position) but the database sends an empty string instead of up to megabytes of text.
+_BODY_COLUMNS = frozenset({"content", "content_html", "toc"})
+_SUMMARY_COLUMNS = tuple(
+    peewee.Value("") if column.name in _BODY_COLUMNS else column for column in _VIEW_COLUMNS
 )
 
 
 class ReadQueries(StoreBase):
     @_translated
-    def published_articles(
-        self, user_name: str, type: str | None = None, tag: str | None = None
-    ) -> list[ArticleView] | None:
-        """The user's published, non-archived articles, newest ``published_at`` first (then by slug);
-        None when there is no such user. ``type`` filters exactly; ``tag="tech/aws"`` keeps articles
-        tagged ``tech/aws`` or any tag below it (``tech/aws/lambda``), not ``tech/awsome``. Two
-        statements (articles, then their tags), three when nothing matched (does the user exist?)."""
-        query = self._published(user_name)
-        if type is not None:
-            query = query.where(Article.type == type)
-        if tag is not None:
-            query = query.where(Article.id.in_(_tagged(tag)))
-        rows = self._rows(query.order_by(Article.published_at.desc(), Article.slug))
+    def published_page(
+        self,
+        user_name: str,
+        *,
+        limit: int,
+        after: Keyset | None = None,
+        type: str | None = None,
+        tag: str | None = None,
+        now: datetime | None = None,
+    ) -> Page | None:
+        """One page of the user's published articles (without their bodies); None when there is no
+        such user. ``type`` and ``tag`` match case-insensitively; ``tag="tech/aws"`` keeps articles
+        tagged ``tech/aws`` or below it. Two statements whatever the user's size: the page (one row
+        more than ``limit``, to know whether another page follows), then the tags of exactly those
+        rows, or, when the page is empty, whether the user exists."""
+        query = self._filtered(user_name, _SUMMARY_COLUMNS, type=type, tag=tag, now=now)
+        if after is not None:
+            query = query.where(
+                (Article.published_at < after.published_at)
+                | ((Article.published_at == after.published_at) & (Article.slug < after.slug))
+            )
+        rows = self._rows(_newest_first(query).limit(limit + 1))
         if not rows:
-            exists = User.select(User.id).where(User.name == user_name).bind(self._db).exists()
-            return [] if exists else None
-        # The tags of exactly these articles: the same filter again as a subquery, no id list to send.
-        tags = self._tags_of(query.select(Article.id))
+            return Page([], None) if self._user_exists(user_name) else None
+        rows, more = rows[:limit], len(rows) > limit
+        tags = self._tags_of([row[0] for row in rows])
+        views = [_view(row, tags.get(row[0], ())) for row in rows]
+        last = views[-1]
+        next_key = Keyset(last.published_at, last.slug) if more and last.published_at else None
+        return Page(views, next_key)
+
+    @_translated
+    def published_articles(
+        self,
+        user_name: str,
+        type: str | None = None,
+        tag: str | None = None,
+        *,
+        limit: int | None = None,
+        now: datetime | None = None,
+    ) -> list[ArticleView] | None:
+        """Full articles (bodies included), in read order, at most ``limit``: the feed's 20 newest,
+        or every one for the CLI and tests. None when there is no such user. Two statements."""
+        query = _newest_first(self._filtered(user_name, _VIEW_COLUMNS, type=type, tag=tag, now=now))
+        if limit is not None:
+            query = query.limit(limit)
+        rows = self._rows(query)
+        if not rows:
+            return [] if self._user_exists(user_name) else None
+        tags = self._tags_of([row[0] for row in rows])
         return [_view(row, tags.get(row[0], ())) for row in rows]
 
     @_translated
-    def published_article(self, user_name: str, slug: str) -> ArticleView | None:
-        """One published, non-archived article, or None (unknown user or slug, draft, archived)."""
-        query = self._published(user_name).where(Article.slug == slug)
+    def published_article(
+        self, user_name: str, slug: str, *, now: datetime | None = None
+    ) -> ArticleView | None:
+        """One published article, or None (unknown user or slug, draft, archived, scheduled)."""
+        query = self._filtered(user_name, _VIEW_COLUMNS, now=now).where(Article.slug == slug)
         row = self._first(query)
         if row is None:
             return None
         tags = self._tags_of([row[0]])
         return _view(row, tags.get(row[0], ()))
 
-    def _published(self, user_name: str) -> Any:
-        return (
-            Article.select(*_VIEW_COLUMNS)
-            .join(User, on=(Article.user == User.id))
-            .where(User.name == user_name, Article.publish, ~Article.archived)
+    @_translated
+    def published_tag_paths(
+        self, user_name: str, *, now: datetime | None = None
+    ) -> list[tuple[int, str]] | None:
+        """(article id, tag path) for every tag of every published article; None for no such user."""
+        published = self._filtered(user_name, (Article.id,), now=now)
+        query = (
+            ArticleTag.select(ArticleTag.article, Tag.path)
+            .join(Tag, on=(ArticleTag.tag == Tag.id))
+            .where(ArticleTag.article.in_(published))
         )
+        rows = [(article_id, path) for article_id, path in self._rows(query)]
+        if not rows and not self._user_exists(user_name):
+            return None
+        return rows
+
+    @_translated
+    def sitemap_entries(self, user_name: str, *, now: datetime | None = None) -> list[SitemapEntry] | None:
+        """Slug and times of every published article, in read order; None for no such user."""
+        columns = (Article.slug, Article.published_at, Article.updated_at)
+        rows = self._rows(_newest_first(self._filtered(user_name, columns, now=now)))
+        if not rows and not self._user_exists(user_name):
+            return None
+        return [SitemapEntry(slug, published, updated) for slug, published, updated in rows]
+
+    def _filtered(
+        self,
+        user_name: str,
+        columns: tuple[Any, ...],
+        *,
+        type: str | None = None,
+        tag: str | None = None,
+        now: datetime | None = None,
+    ) -> Any:
+        query = (
+            Article.select(*columns)
+            .join(User, on=(Article.user == User.id))
+            .where(
+                User.name == user_name,
+                Article.publish,
+                ~Article.archived,
+                Article.published_at.is_null(False),
+                Article.published_at <= (now or utc_now()),
+            )
+        )
+        if type is not None:
+            query = query.where(peewee.fn.LOWER(Article.type) == type.lower())
+        if tag is not None:
+            query = query.where(Article.id.in_(_tagged(tag)))
+        return query
+
+    def _user_exists(self, user_name: str) -> bool:
+        return bool(User.select(User.id).where(User.name == user_name).bind(self._db).exists())
 
     def _tags_of(self, article_ids: Any) -> dict[int, tuple[str, ...]]:
         query = (
@@ -88,16 +185,21 @@ class ReadQueries(StoreBase):
         return {article_id: tuple(sorted(paths)) for article_id, paths in found.items()}
 
 
+def _newest_first(query: Any) -> Any:
+    return query.order_by(Article.published_at.desc(), Article.slug.desc())
+
+
 def _tagged(tag: str) -> Any:
-    """Article ids tagged ``tag`` or below it. A range on the byte-exact key instead of LIKE: no
-    wildcard can be smuggled in, and the index on tags.path is used. ``"0"`` is the character after
-    ``"/"``, so [tag + "/", tag + "0") is exactly the paths that start with ``tag/``."""
-    tag = tag.strip("/")
-    below = (Tag.path >= tag + "/") & (Tag.path < tag + "0")
+    """Article ids tagged ``tag`` or below it, ignoring case. A range instead of LIKE: no wildcard can
+    be smuggled in. ``"0"`` is the character after ``"/"``, so [tag + "/", tag + "0") is exactly the
+    paths that start with ``tag/``."""
+    tag = tag.strip("/").lower()
+    path = peewee.fn.LOWER(Tag.path)
+    below = (path >= tag + "/") & (path < tag + "0")
     return (
         ArticleTag.select(ArticleTag.article)
         .join(Tag, on=(ArticleTag.tag == Tag.id))
-        .where((Tag.path == tag) | below)
+        .where((path == tag) | below)
     )
 
 
@@ -114,6 +216,7 @@ def _view(row: tuple[Any, ...], tags: tuple[str, ...]) -> ArticleView:
         published,
         created,
         updated,
+        emoji,
         toc,
     ) = row
     return ArticleView(
@@ -129,5 +232,6 @@ def _view(row: tuple[Any, ...], tags: tuple[str, ...]) -> ArticleView:
         published_at=published,
         created_at=created,
         updated_at=updated,
+        emoji=emoji,
         toc=tuple(json.loads(toc)) if toc else (),
     )

@@ -31,11 +31,13 @@ from function.store.batching import (
 from function.store.models import (
     Article,
     ArticleTag,
+    FailedFile,
     Tag,
     to_naive_utc,
 )
 from function.store.records import (
     ApplyResult,
+    RememberedFailure,
     StoredArticle,
 )
 
@@ -53,6 +55,7 @@ _INDEX_COLUMNS = (
     Article.created_at,
     Article.updated_at,
     Article.tags_hash,
+    Article.publish,
 )
 # Slugs, SHAs, hashes, flags and times never hold a tab; the path, which may, is packed last.
 _PACKED_SEPARATOR = "\t"
@@ -65,6 +68,7 @@ _UPSERT_PRESERVE = (
     Article.type,
     Article.description,
     Article.thumbnail,
+    Article.emoji,
     Article.content,
     Article.content_html,
     Article.toc,
@@ -88,6 +92,41 @@ class ReconcileQueries(StoreBase):
         rows = self._rows(Article.select(*_INDEX_COLUMNS).where(Article.user == user_id))
         return {row[1]: StoredArticle(*row) for row in rows}
 
+    @_translated
+    def load_failures(self, user_id: int) -> dict[str, RememberedFailure]:
+        """The user's article files that failed to parse, by slug, with the blob SHA they failed at."""
+        query = FailedFile.select(FailedFile.slug, FailedFile.path, FailedFile.blob_sha, FailedFile.message)
+        rows = self._rows(query.where(FailedFile.user == user_id))
+        return {row[0]: RememberedFailure(*row) for row in rows}
+
+    @_translated
+    def remember_failures(
+        self, user_id: int, failures: Sequence[RememberedFailure], forget_slugs: Sequence[str]
+    ) -> None:
+        """Record (or replace) these parse failures and forget the given slugs', in one transaction.
+        Nothing to do: no statement."""
+        failed = {f.slug for f in failures}
+        forget = sorted(set(forget_slugs) - failed)
+        if not failures and not forget:
+            return
+        rows = [
+            {"user": user_id, "slug": f.slug, "path": f.path, "blob_sha": f.blob_sha, "message": f.message}
+            for f in failures
+        ]
+        with self._db.atomic():
+            for chunk in chunked(forget, KEY_CHUNK_SIZE):
+                FailedFile.delete().where(FailedFile.user == user_id, FailedFile.slug.in_(list(chunk))).bind(
+                    self._db
+                ).execute()
+            if rows:
+                upsert_many(
+                    self._db,
+                    FailedFile,
+                    rows,
+                    conflict_target=[FailedFile.user, FailedFile.slug],
+                    preserve=(FailedFile.path, FailedFile.blob_sha, FailedFile.message),
+                )
+
     def _load_packed_index(self, user_id: int) -> dict[str, StoredArticle]:
         """``load_index`` on MySQL/TiDB, with each row packed by the server into one tab-separated string.
 
@@ -108,14 +147,15 @@ class ReconcileQueries(StoreBase):
                     Article.created_at,
                     Article.updated_at,
                     Article.tags_hash,
+                    Article.publish,
                     Article.path,
                 )
             ).where(Article.user == user_id)
         )
         index: dict[str, StoredArticle] = {}
         for (packed,) in rows:
-            row_id, slug, blob, content, archived, published, created, updated, tags, path = packed.split(
-                _PACKED_SEPARATOR, 9
+            (row_id, slug, blob, content, archived, published, created, updated, tags, publish, path) = (
+                packed.split(_PACKED_SEPARATOR, 10)
             )
             index[slug] = StoredArticle(
                 id=int(row_id),
@@ -128,6 +168,7 @@ class ReconcileQueries(StoreBase):
                 created_at=datetime.fromisoformat(created),
                 updated_at=datetime.fromisoformat(updated),
                 tags_hash=tags,
+                publish=publish != "0",
             )
         return index
 
@@ -145,9 +186,10 @@ class ReconcileQueries(StoreBase):
 
         Per article: a new one gets created_at = updated_at = now; one whose content hash is the same
         (and is not archived) keeps updated_at and only has its path and blob SHA refreshed; any other
-        gets updated_at = now. published_at is set the first time an article is published and kept
-        after. Every given article is un-archived; its tags are replaced when they changed. Archiving
-        sets archived and archived_at, keeps updated_at, and never touches a given slug.
+        gets updated_at = now. published_at is the front matter's time when it names one, else it is set
+        the first time an article is published (the slug's leading date, or now) and kept after
+        (``publication_time``). Every given article is un-archived; its tags are replaced when they
+        changed. Archiving sets archived and archived_at, keeps updated_at, and never touches a given slug.
 
         ``index`` is the caller's ``load_index`` read, taken while it holds ``user_lock`` (so no one
         else can have written since): it saves re-reading the rows. Without it the rows are read inside
@@ -333,12 +375,9 @@ def _article_row(
 ) -> dict[str, Any]:
     if old is None:
         created_at, updated_at = now, now
-        published_at = now if article.publish else None
     else:
         created_at = old.created_at
         updated_at = old.updated_at if same else now
-        # Set the first time the article is published, kept after (even if it is unpublished later).
-        published_at = old.published_at or (now if article.publish else None)
     return {
         "user": user_id,
         "slug": article.slug,
@@ -348,6 +387,7 @@ def _article_row(
         "type": article.type,
         "description": article.description,
         "thumbnail": article.thumbnail,
+        "emoji": article.emoji,
         "content": article.content,
         "content_html": article.content_html,
         "toc": json.dumps([entry.as_json() for entry in article.toc], ensure_ascii=False),
@@ -355,11 +395,23 @@ def _article_row(
         "tags_hash": tags_hash(article.tags),
         "publish": article.publish,
         "archived": False,
-        "published_at": published_at,
+        "published_at": publication_time(article, old.published_at if old else None, now),
         "archived_at": None,
         "created_at": created_at,
         "updated_at": updated_at,
     }
+
+
+def publication_time(article: ParsedArticle, stored: datetime | None, now: datetime) -> datetime | None:
+    """The front matter's time always wins (also over a stored one); else a stored time is kept (even if
+    the article is unpublished later); else, once published, the slug's leading date or now."""
+    if article.published_at is not None:
+        return article.published_at
+    if stored is not None:
+        return stored
+    if article.publish:
+        return article.slug_date or now
+    return None
 
 
 def _groups_of_keys(

@@ -31,6 +31,17 @@ class StoredArticle:
     created_at: datetime
     updated_at: datetime
     tags_hash: str
+    publish: bool = False  # a draft when False: counted by sync's "drafts"
+
+
+@dataclass(frozen=True)
+class RememberedFailure:
+    """An article file that failed to parse at this blob SHA, and why."""
+
+    slug: str
+    path: str
+    blob_sha: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -77,6 +88,7 @@ class ArticleView:
     published_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    emoji: str | None = None
     # [{"level", "id", "text"}] of the top-level h1-h3; empty for a row written before it existed.
     toc: tuple[dict[str, Any], ...] = ()
 
@@ -88,3 +100,24 @@ class Watermark:
     delivery_id: int
     delivered_at: datetime  # naive UTC
     run_at: datetime  # naive UTC
+
+
+@dataclass(frozen=True)
+class Keyset:
+    """Where a page starts: strictly after the article with this (published_at, slug), in read order."""
+
+    published_at: datetime
+    slug: str
+
+
+@dataclass(frozen=True)
+class Page:
+    articles: list[ArticleView]  # summaries: content and content_html are ""
+    next_key: Keyset | None  # None on the last page
+
+
+@dataclass(frozen=True)
+class SitemapEntry:
+    slug: str
+    published_at: datetime
+    updated_at: datetime

@@ -12,14 +12,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Protocol
 
 from function.articles.parse import is_article_path, parse_article, slug_for_path
 from function.articles.parsed import ParsedArticle
 from function.errors import ArticleParseError, ConfigError, NotFound, UnknownInstallation
-from function.sources.port import ArticleSource, FetchFailure, RepoRef, Snapshot
+from function.sources.port import ArticleSource, FetchFailure, RepoFile, RepoRef, Snapshot
 from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES, transaction_batches
+from function.store.records import RememberedFailure
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 
@@ -39,6 +40,16 @@ class FileFailure:
     path: str
     message: str
     retryable: bool
+    # Failed to parse at this same blob before: reported from the store, neither fetched nor parsed again.
+    remembered: bool = False
+
+
+@dataclass(frozen=True)
+class FileWarning:
+    """Something to fix in a file that is still served (an unknown front matter key): never a failure."""
+
+    path: str
+    message: str
 
 
 @dataclass
@@ -51,9 +62,10 @@ class SyncSummary:
     archived: int = 0  # rows newly archived: their file is gone (not among ``processed``)
     head_sha: str | None = None
     failures: list[FileFailure] = field(default_factory=list)
-    # (path, message) of articles written with a warning, e.g. repository images left relative.
-    warnings: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[FileWarning] = field(default_factory=list)
+    drafts: int = 0  # of the articles in sync, how many are drafts (publish false): not served
     skipped_reason: str | None = None
+    listing_complete: bool = True  # False: the tree listing was truncated, so nothing was archived
 
     @property
     def retryable(self) -> bool:
@@ -67,9 +79,13 @@ class SyncSummary:
 
     @property
     def outcome(self) -> str:
+        """``partial``: some files are broken (they fail again until their blob changes), the delivery
+        is complete all the same; ``failed``: some file may pass on a retry (GitHub 5xx, time-out)."""
         if self.skipped_reason:
             return "skipped"
-        return "success" if not self.failures else "partial"
+        if not self.failures:
+            return "success"
+        return "failed" if self.retryable else "partial"
 
     def to_json(self) -> dict[str, Any]:
         if self.skipped_reason:
@@ -95,6 +111,8 @@ class SyncSummary:
             "written": self.written,
             "archived": self.archived,
             "unchanged": self.unchanged,
+            "drafts": self.drafts,
+            "warnings": len(self.warnings),
             "head_sha": self.head_sha,
         }
 
@@ -106,6 +124,10 @@ class Store(Protocol):
     def get_user(self, name: str) -> Any: ...
     def pin_repository(self, user_id: int, repository: str, repository_id: int | None) -> None: ...
     def load_index(self, user_id: int) -> Mapping[str, Any]: ...
+    def load_failures(self, user_id: int) -> Mapping[str, Any]: ...
+    def remember_failures(
+        self, user_id: int, failures: Sequence[Any], forget_slugs: Sequence[str]
+    ) -> None: ...
     def apply(
         self,
         user_id: int,
@@ -117,6 +139,7 @@ class Store(Protocol):
     ) -> Any: ...
     def user_lock(self, user_id: int, timeout_s: float) -> Any: ...
     def get_delivery(self, delivery_id: str) -> Any: ...
+    def last_sync(self, installation_id: int, repository: str) -> Any: ...
     def start_delivery(
         self,
         delivery_id: str,
@@ -153,6 +176,7 @@ class Worker:
         *,
         articles_dir: str = "articles",
         allow_raw_html: bool = False,
+        timezone: tzinfo | None = None,
         asset_base_url: str | None = None,
         clock: Clock = utc_now,
         # Under the database read time-out (30 s), or a long wait would look like an outage.
@@ -166,6 +190,7 @@ class Worker:
         self._source = source
         self._articles_dir = articles_dir
         self._allow_raw_html = allow_raw_html
+        self._timezone = timezone
         self._asset_base_url = asset_base_url
         self._clock = clock
         self._lock_timeout_s = lock_timeout_s
@@ -175,7 +200,8 @@ class Worker:
 
         The per-user lock serialises deliveries for one user, and the head is read inside it, so
         two deliveries that run at once or finish out of order can never roll content back. A
-        delivery already recorded as a success is skipped cheaply; a failed one runs again.
+        delivery already recorded as complete (a success, or partial: only broken files failed) is
+        skipped cheaply; a failed one runs again.
         Raises UnknownInstallation (permanent) or the source's / database's retryable errors.
         """
         with self._store.installation_user_locked(push.installation_id, self._lock_timeout_s) as user:
@@ -198,6 +224,9 @@ class Worker:
                 raise UnknownInstallation(push.installation_id)
             if not follows(user, push):
                 return self._skip_other_repository(user, delivery, push)
+            replayed = self._already_synced(delivery, push)
+            if replayed is not None:
+                return replayed
             repo = RepoRef(push.repository, push.branch, push.installation_id, pushed_head=push.after)
             # GitHub and the database are both tens of milliseconds away, and neither needs the other
             # until the writes: the repository is read (listing, changed files, parsing) on another
@@ -206,18 +235,58 @@ class Worker:
             # records its start. A duplicate wastes at most that read; every other delivery saves the
             # database's round trips. The block ends only once the read is over.
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read") as pool:
-                index_loaded: Future[Mapping[str, Any]] = Future()
+                index_loaded: Future[_Known] = Future()
                 reading = pool.submit(self._read_when_indexed, repo, index_loaded)
                 try:
-                    index = self._store.load_index(user.id)
+                    known = self._load_known(user.id)
                 except BaseException as exc:
                     index_loaded.set_exception(exc)
                     raise
-                index_loaded.set_result(index)
+                index_loaded.set_result(known)
                 previous = self._store.get_delivery(delivery.delivery_id)
-                if previous is not None and previous.outcome == "success":
+                if previous is not None and previous.outcome in ("success", "partial"):
                     return SyncSummary(skipped_reason="delivery already processed")
-                return self._process_locked(user, delivery, push, index, reading)
+                return self._process_locked(user, delivery, push, known, reading)
+
+    def _load_known(self, user_id: int) -> _Known:
+        return _Known(self._store.load_index(user_id), self._store.load_failures(user_id))
+
+    def _already_synced(self, delivery: DeliveryInfo, push: PushRef) -> SyncSummary | None:
+        """Replays cost nothing: a push whose ``after`` is the head the latest sync of this user's
+        repository reached, with no transient failure left from it, is done without a GitHub request.
+        It also coalesces deliveries queued on the lock: the ones behind a sync of their head end here.
+        (X-GitHub-Delivery is not signed, so one captured push can come back under any number of ids.)
+        One SELECT, under the lock, before the read starts."""
+        last = self._store.last_sync(push.installation_id, push.repository)
+        if last is None or not push.after or last.head_sha != push.after:
+            return None
+        if RETRYABLE_MARK in (last.error or ""):
+            # A file failed for a reason that may pass, or the listing was truncated: syncing this
+            # head again can still change something.
+            return None
+        if last.delivery_id == delivery.delivery_id:
+            return SyncSummary(head_sha=last.head_sha, skipped_reason="delivery already processed")
+        self._start(delivery, push)
+        self._store.finish_delivery(
+            delivery.delivery_id,
+            head_sha=last.head_sha,
+            processed=0,
+            succeeded=0,
+            failed=0,
+            archived=0,
+            outcome="skipped",
+            error=None,
+            now=self._clock(),
+        )
+        log.info(
+            "Head already synced",
+            extra={
+                "delivery": delivery.delivery_id,
+                "head_sha": last.head_sha,
+                "synced_by": last.delivery_id,
+            },
+        )
+        return SyncSummary(head_sha=last.head_sha, skipped_reason="head already synced")
 
     def _start(self, delivery: DeliveryInfo, push: PushRef) -> None:
         self._store.start_delivery(
@@ -270,7 +339,7 @@ class Worker:
         user: Any,
         delivery: DeliveryInfo,
         push: PushRef,
-        index: Mapping[str, Any],
+        known: _Known,
         reading: Future[_Read],
     ) -> SyncSummary:
         """The delivery's work once its user's lock is held and the repository's read is on the way."""
@@ -280,7 +349,7 @@ class Worker:
             # the named repository pins its id. Never a change: ``follows`` let only these through.
             self._store.pin_repository(user.id, user.repository or push.repository, push.repository_id)
         try:
-            summary = self._write(user.id, reading.result(), index)
+            summary = self._write(user.id, reading.result(), known)
         except Exception as exc:
             self._finish_failed(delivery, f"{type(exc).__name__}: {exc}"[:2000])
             raise
@@ -292,7 +361,7 @@ class Worker:
             failed=summary.failed,
             archived=summary.archived,
             outcome=summary.outcome,
-            error="; ".join(f"{f.path}: {f.message}" for f in summary.failures)[:2000] or None,
+            error=_delivery_error(summary),
             now=self._clock(),
             written=summary.written,
             unchanged=summary.unchanged,
@@ -322,19 +391,21 @@ class Worker:
         with self._store.user_lock(user.id, self._lock_timeout_s):
             if user.repository is None and repository:
                 self._store.pin_repository(user.id, repository, None)
-            index = self._store.load_index(user.id)
-            read = self._read(repo, self._source.snapshot(repo), index, progress)
-            return self._write(user.id, read, index)
+            known = self._load_known(user.id)
+            read = self._read(repo, self._source.snapshot(repo), known, progress)
+            return self._write(user.id, read, known)
 
-    def _read_when_indexed(self, repo: RepoRef, index_loaded: Future[Mapping[str, Any]]) -> _Read:
+    def _read_when_indexed(self, repo: RepoRef, index_loaded: Future[_Known]) -> _Read:
         snapshot = self._source.snapshot(repo)
         return self._read(repo, snapshot, index_loaded.result())
 
     def _read(
-        self, repo: RepoRef, snapshot: Snapshot, index: Mapping[str, Any], progress: Progress | None = None
+        self, repo: RepoRef, snapshot: Snapshot, known: _Known, progress: Progress | None = None
     ) -> _Read:
-        """Diff the listing against the index, fetch and parse what changed: no database access."""
+        """Diff the listing against the index, fetch and parse what changed: no database access.
+        A file that failed to parse at the same blob before is reported again but not fetched."""
         started = time.monotonic()
+        index = known.index
         files_by_slug = {}
         failures: list[FileFailure] = []
         for file in snapshot.files:
@@ -345,15 +416,19 @@ class Worker:
                 # An article file whose name cannot be a slug fails alone, with the parser's reason.
                 failures.append(FileFailure(file.path, _slug_error(file.path, self._articles_dir), False))
         badly_named = len(failures)
-        changed = [
-            file
-            for slug, file in files_by_slug.items()
-            if (stored := index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived
-        ]
+        changed = []
+        for slug, file in files_by_slug.items():
+            remembered = known.failures.get(slug)
+            if remembered is not None and remembered.blob_sha == file.sha and remembered.path == file.path:
+                failures.append(FileFailure(file.path, remembered.message, False, remembered=True))
+            elif (stored := index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived:
+                changed.append(file)
         if progress:
             progress(0, len(changed))
 
         parsed: list[ParsedArticle] = []
+        parse_failures: list[tuple[str, RepoFile, str]] = []
+        by_path = {file.path: (slug, file) for slug, file in files_by_slug.items()}
         results = self._source.fetch(repo, snapshot, changed) if changed else []
         for done, result in enumerate(results, start=1):
             if isinstance(result, FetchFailure):
@@ -367,27 +442,44 @@ class Worker:
                             result.content,
                             articles_dir=self._articles_dir,
                             allow_raw_html=self._allow_raw_html,
+                            timezone=self._timezone,
                             asset_base_url=self._asset_base_url,
                         )
                     )
                 except ArticleParseError as exc:
                     failures.append(FileFailure(result.path, str(exc), retryable=False))
+                    slug, file = by_path[result.path]
+                    parse_failures.append((slug, file, str(exc)))
             if progress:
                 progress(done, len(changed))
+        warnings = [FileWarning(a.path, message) for a in parsed for message in a.warnings]
         for failure in failures:
             log.warning(
                 "Article failed",
-                extra={"path": failure.path, "error": failure.message, "retryable": failure.retryable},
+                extra={
+                    "path": failure.path,
+                    "error": failure.message,
+                    "retryable": failure.retryable,
+                    "remembered": failure.remembered,
+                },
             )
-        for article in parsed:
-            for warning in article.warnings:
-                log.warning(
-                    "Article rendered with a warning", extra={"path": article.path, "warning": warning}
-                )
-        return _Read(snapshot, set(files_by_slug), badly_named, len(changed), parsed, failures, started)
+        for warning in warnings:
+            log.warning("Article warning", extra={"path": warning.path, "warning": warning.message})
+        return _Read(
+            snapshot,
+            set(files_by_slug),
+            badly_named,
+            len(changed),
+            parsed,
+            failures,
+            started,
+            warnings,
+            parse_failures,
+        )
 
-    def _write(self, user_id: int, read: _Read, index: Mapping[str, Any]) -> SyncSummary:
+    def _write(self, user_id: int, read: _Read, known: _Known) -> SyncSummary:
         """Apply a read to the database and sum it up."""
+        index = known.index
         snapshot = read.snapshot
         # A truncated listing may just be missing paths: never archive from it.
         if snapshot.complete:
@@ -408,15 +500,26 @@ class Worker:
             result = self._store.apply(user_id, batch, archive if last else [], self._clock(), index=index)
             written += result.written
             archived += result.archived
+        self._remember_failures(user_id, read, known)
+        parsed_by_slug = {a.slug: a for a in read.parsed}
+        failed_paths = {f.path for f in read.failures}
+        drafts = 0
+        for slug in read.slugs:
+            if slug in parsed_by_slug:
+                drafts += not parsed_by_slug[slug].publish
+            elif (stored := index.get(slug)) is not None and stored.path not in failed_paths:
+                drafts += not stored.publish
         summary = SyncSummary(
+            warnings=read.warnings,
+            drafts=drafts,
             processed=len(read.slugs) + read.badly_named,
             fetched=read.fetched,
             head_sha=snapshot.head_sha,
             failures=read.failures,
-            warnings=[(article.path, warning) for article in read.parsed for warning in article.warnings],
             written=written,
             archived=archived,
             failed=len(read.failures),
+            listing_complete=snapshot.complete,
         )
         summary.succeeded = summary.processed - summary.failed
         log.info(
@@ -424,6 +527,34 @@ class Worker:
             extra={**summary.log_fields(), "duration_ms": round((time.monotonic() - read.started) * 1000, 1)},
         )
         return summary
+
+    def _remember_failures(self, user_id: int, read: _Read, known: _Known) -> None:
+        """Remember this read's parse failures by blob; forget those of files that now parse, changed,
+        or are gone (only from a complete listing). No statement when nothing changed."""
+        new = [
+            RememberedFailure(slug, file.path, file.sha, message)
+            for slug, file, message in read.parse_failures
+            if known.failures.get(slug) != RememberedFailure(slug, file.path, file.sha, message)
+        ]
+        still_failing = {f.path for f in read.failures}
+        parsed = {a.slug for a in read.parsed}
+        forget = [
+            slug
+            for slug, failure in known.failures.items()
+            if slug in parsed
+            or (read.snapshot.complete and slug not in read.slugs)
+            or (slug in read.slugs and failure.path not in still_failing)
+        ]
+        if new or forget:
+            self._store.remember_failures(user_id, new, forget)
+
+
+@dataclass(frozen=True)
+class _Known:
+    """What the database knows before a read: the article index and the remembered parse failures."""
+
+    index: Mapping[str, Any]
+    failures: Mapping[str, RememberedFailure]
 
 
 @dataclass
@@ -438,6 +569,8 @@ class _Read:
     parsed: list[ParsedArticle]
     failures: list[FileFailure]
     started: float  # time.monotonic() when the read began, for the log's duration
+    warnings: list[FileWarning] = field(default_factory=list)
+    parse_failures: list[tuple[str, RepoFile, str]] = field(default_factory=list)  # (slug, file, reason)
 
 
 OTHER_REPOSITORY = "other repository"
@@ -457,6 +590,23 @@ def follows(user: Any, push: PushRef) -> bool:
     if user.repository_id is not None and push.repository_id is not None:
         return bool(user.repository_id == push.repository_id)
     return same_name(user.repository, push.repository)
+
+
+# Marks a failure in the delivery record that may pass on retry; a replay of that head syncs again.
+RETRYABLE_MARK = "[retryable]"
+
+
+def _delivery_error(summary: SyncSummary) -> str | None:
+    """The delivery record's error text; what may pass on retry comes first, so its mark survives the cut."""
+    parts = [] if summary.listing_complete else [f"tree listing truncated, nothing archived {RETRYABLE_MARK}"]
+    parts += [_failure_text(f) for f in sorted(summary.failures, key=lambda f: not f.retryable)]
+    parts += [f"warning: {w.path}: {w.message}" for w in summary.warnings]
+    return "; ".join(parts)[:2000] or None
+
+
+def _failure_text(failure: FileFailure) -> str:
+    text = f"{failure.path}: {failure.message}"
+    return f"{text} {RETRYABLE_MARK}" if failure.retryable else text
 
 
 def _slug_error(path: str, articles_dir: str) -> str:

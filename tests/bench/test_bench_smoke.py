@@ -16,12 +16,31 @@ import pytest
 from tests.support.mariadb import ENV_TEST_DATABASE_URL
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = ("--sizes", "5", "--github-ms", "0", "--db-ms", "0", "--accept-calls", "5", "--repeats", "1")
+TINY = (
+    "--sizes",
+    "5",
+    "--github-ms",
+    "0",
+    "--db-ms",
+    "0",
+    "--accept-calls",
+    "5",
+    "--repeats",
+    "1",
+    "--read-calls",
+    "3",
+    "--cold-runs",
+    "0",
+)
 CASES = (
     "first sync",
     "no-change push",
     "one-article push",
     "accept path (p50 / p99)",
+    "read: list page (p50 / p99)",
+    "read: one article (p50 / p99)",
+    "read: 304 revalidation (p50 / p99)",
+    "read: largest answer",
     "import function.handler",
 )
 
@@ -63,3 +82,5 @@ def test_tiny_run_prints_every_case_and_writes_the_fragment(mysql_server: str, t
     # AND a push that changes nothing costs ours fewer GitHub requests than the baseline
     ours, baseline = (int(x) for x in rows["no-change push"][4].split(" / "))
     assert ours < baseline
+    # AND a list page takes at most two query round trips besides the connection's three
+    assert int(rows["read: list page (p50 / p99)"][5].split()[0]) <= 2 + 3

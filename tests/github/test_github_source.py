@@ -423,17 +423,22 @@ def test_non_utf8_blob_is_fetched_as_bytes(github: GitHubStandIn, make_github_so
     assert result.content == latin1
 
 
-def test_five_megabyte_blob_is_fetched(github: GitHubStandIn, make_github_source: MakeSource) -> None:
+def test_a_file_listed_over_the_limit_fails_with_its_size_and_is_never_downloaded(
+    github: GitHubStandIn, make_github_source: MakeSource
+) -> None:
     big = b"---\ntitle: big\n---\n" + b"0123456789abcdef" * (5 * 1024 * 1024 // 16)
     github.set_files({"articles/big.md": big, "articles/small.md": b"small"})
     source = make_github_source().source
     snapshot = source.snapshot(MAIN)
+    github.reset_records()
 
     results = by_path(source.fetch(MAIN, snapshot, snapshot.files))
 
-    fetched = results["articles/big.md"]
-    assert isinstance(fetched, FetchedFile)
-    assert fetched.content == big
+    failed = results["articles/big.md"]
+    assert isinstance(failed, FetchFailure) and not failed.retryable
+    assert f"{len(big)} bytes" in failed.message and "1048576-byte limit" in failed.message
+    assert isinstance(results["articles/small.md"], FetchedFile)
+    assert github.count("blob") == 1  # the small one only
 
 
 def test_files_with_identical_content_share_one_blob_request(

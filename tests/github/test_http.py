@@ -270,3 +270,28 @@ def test_requests_go_through_the_proxy_unless_no_proxy_says_otherwise(
     assert via_proxy.status == direct.status == 200
     assert "proxy.py" in proxied.headers.get("via", "")
     assert "via" not in bypassed.headers
+
+
+def test_a_gzip_bomb_is_cut_at_the_limit_while_it_is_decoded(
+    server: GitHubStandIn, client: HttpClient
+) -> None:
+    import gzip
+    import tracemalloc
+
+    from function.errors import BodyTooLarge
+
+    # 256 MiB of zeros: about 250 KB on the wire, built before memory is measured.
+    bomb = gzip.compress(b"\0" * (256 * 1024 * 1024), compresslevel=9)
+    headers = {"Content-Type": "application/octet-stream", "Content-Encoding": "gzip"}
+    server.add_route(
+        "GET", r"/bomb", lambda r, m: StandInResponse(200, bomb, headers), kind="bomb", auth=None
+    )
+    tracemalloc.start()
+    try:
+        with pytest.raises(BodyTooLarge, match="larger than 1048576 bytes"):
+            client.request("GET", server.url + "/bomb", max_bytes=1024 * 1024)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Decoding stopped at the limit: a few MB, not the 256 MiB the body expands to.
+    assert peak < 32 * 1024 * 1024

@@ -14,7 +14,7 @@ def test_without_a_base_url_the_sync_warns_and_keeps_the_source(blog: Blog) -> N
         summary = Worker(store, blog.source).sync_user(USER, repository=None)
     assert summary.failed == 0
     assert len(summary.warnings) == 1
-    path, message = summary.warnings[0]
+    path, message = summary.warnings[0].path, summary.warnings[0].message
     assert path == "articles/pets.md" and "/images/cat.png" in message and "ARTICLE_ASSET_BASE_URL" in message
     html = blog.client.get("/users/alice/articles/pets").get_json()["contentHtml"]
     assert 'src="/images/cat.png"' in html

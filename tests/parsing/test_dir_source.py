@@ -226,11 +226,18 @@ def test_a_symlinked_root_is_read(root: Path, tmp_path: Path) -> None:
     assert DirectorySource(tmp_path / "link").snapshot(REPO) == DirectorySource(root).snapshot(REPO)
 
 
-def test_hidden_and_badly_named_md_files_are_listed_like_github_lists_them(root: Path) -> None:
-    write(root / "articles" / ".hidden.md", "x")
+def test_badly_named_md_files_are_listed_and_non_articles_are_not(root: Path) -> None:
     write(root / "articles" / "hello world.md", "x")
+    for name in (".hidden.md", "_template.md", "README.md", "readme.md"):
+        write(root / "articles" / name, "x")
     paths = {f.path for f in DirectorySource(root).snapshot(REPO).files}
-    assert {"articles/.hidden.md", "articles/hello world.md"} <= paths
+    assert "articles/hello world.md" in paths
+    assert not paths & {
+        "articles/.hidden.md",
+        "articles/_template.md",
+        "articles/README.md",
+        "articles/readme.md",
+    }
 
 
 def test_non_utf8_file_names_are_skipped(root: Path) -> None:

@@ -142,9 +142,9 @@ def error_for(data: bytes, path: str = "articles/hello.md") -> str:
     ("front_matter", "message"),
     [
         ("description: no title", "'title' is required"),
-        ("title: ''", "'title' is required"),
-        ("title: '   '", "'title' is required"),
-        ("title:", "'title' is required"),
+        ("title: ''\npublish: true", "'title' is required"),
+        ("title: '   '\npublished: true", "'title' is required"),
+        ("title:\npublish: true", "'title' is required"),
         ("title: 2024", "'title' must be a string, not a number (2024)"),
         ("title: 1.5", "'title' must be a string, not a number (1.5)"),
         ("title: 2024-01-01", "'title' must be a string, not a date (2024-01-01)"),

@@ -59,11 +59,17 @@ def test_empty_articles_dir_means_the_repository_root() -> None:
 
 def test_listing_filter_keeps_bad_names_so_they_fail_visibly() -> None:
     assert is_article_path("articles/hello world.md")
-    assert is_article_path("articles/.hidden.md")
-    assert is_article_path("articles/.md")
+    assert is_article_path("articles/~tilde.md")
     assert not is_article_path("articles/sub/x.md")
     assert not is_article_path("articles/readme.txt")
     assert not is_article_path("articles/")
+
+
+def test_readme_and_dot_or_underscore_names_are_not_articles() -> None:
+    for name in ("README.md", "readme.md", "ReadMe.md", ".hidden.md", ".md", "_template.md", "_drafts.md"):
+        assert not is_article_path(f"articles/{name}"), name
+        assert slug_for_path(f"articles/{name}") is None, name
+    assert is_article_path("articles/readme-first.md")
 
 
 def test_parse_names_a_bad_slug() -> None:

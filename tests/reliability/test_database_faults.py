@@ -247,7 +247,9 @@ def run_in_thread(target: Callable[[], Any]) -> tuple[threading.Thread, list[Any
     return thread, outcome
 
 
-def test_second_delivery_waits_for_the_lock_held_by_the_first_and_then_runs(blog: Blog) -> None:
+def test_second_delivery_waits_for_the_lock_and_ends_at_once_behind_a_sync_of_its_head(
+    blog: Blog,
+) -> None:
     # GIVEN a delivery in progress, held inside the user's lock by a slow blob
     blog.github.set_files({"articles/a.md": article("A"), "articles/b.md": article("B")})
     gate = gate_blob(blog.github, article("A"))
@@ -260,7 +262,8 @@ def test_second_delivery_waits_for_the_lock_held_by_the_first_and_then_runs(blog
     # THEN it waits while the first holds the lock...
     assert second.is_alive() and not second_out, "the second delivery did not wait for the lock"
 
-    # ...and runs once the first finishes, finding nothing left to do
+    # ...and, once the first has synced the head it pushed, ends at once without reading GitHub
+    blog.github.reset_records()
     gate.open()
     first.join(15)
     second.join(15)
@@ -270,12 +273,8 @@ def test_second_delivery_waits_for_the_lock_held_by_the_first_and_then_runs(blog
         "succeeded": 2,
         "failed": 0,
     }
-    assert contract_counts(second_out[0].get_json()) == {
-        "status": "processed",
-        "processed": 2,
-        "succeeded": 2,
-        "failed": 0,
-    }
+    assert second_out[0].get_json() == {"status": "skipped", "reason": "head already synced"}
+    assert blog.github.count("tree") == 0
     assert delivery(blog, "second").started_at >= delivery(blog, "first").finished_at  # type: ignore[operator]
     assert sorted(served(blog)) == ["a", "b"]
 
@@ -345,3 +344,29 @@ def test_a_database_without_tables_answers_503_naming_init_db_and_the_retry_heal
     db.close()
     again = app.test_client().post("/webhooks/github", data=body, headers=github_headers(body))
     assert again.status_code == 200, again.get_json()
+
+
+@pytest.mark.mysql
+def test_a_wrong_database_password_answers_503_with_server_and_code_in_the_log(
+    mysql_url: str,
+    make_github_source: Callable[..., GitHubClientParts],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN the app whose DATABASE_URL has credentials the (real) server refuses
+    info = server_from_url(mysql_url)
+    url = f"mysql://blogapi_nobody:{DB_PASSWORD}@{info.host}:{info.port}/blog"
+    settings = Settings(webhook_secret=SECRET, github_app_id="12345", database_url=url)
+    app = create_app(services=Services(settings, source=make_github_source().source))
+    body = push_body()
+    capsys.readouterr()
+    # WHEN GitHub delivers a push
+    answer = app.test_client().post("/webhooks/github", data=body, headers=github_headers(body))
+    # THEN it is a dependency failure (retryable), not a bug: 503 UNAVAILABLE, never 500 INTERNAL
+    assert answer.status_code == 503
+    assert answer.get_json()["error"] == "UNAVAILABLE"
+    # and the log names the server and the driver's code, never the password
+    logs = capsys.readouterr().err
+    [line] = [json.loads(x) for x in logs.splitlines() if '"Dependency unavailable"' in x]
+    assert f"{info.host}:{info.port}" in line["error"] and "error 1045" in line["error"]
+    assert DB_PASSWORD not in logs and DB_PASSWORD not in answer.get_data(as_text=True)
+    assert "Unhandled error" not in logs

@@ -10,6 +10,8 @@ from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables, schema_differences
 from tests.ops.helpers import run_cli
+from tests.store.builders import T0 as _T0
+from tests.store.builders import article as _article
 
 
 def test_tables_this_version_made_have_no_differences(db_url: str) -> None:
@@ -17,6 +19,24 @@ def test_tables_this_version_made_have_no_differences(db_url: str) -> None:
     with connection(db):
         create_tables(db)
         assert schema_differences(db) == []
+    db.close()
+
+
+def test_a_nullable_column_a_newer_version_reads_is_added_keeping_the_rows(db_url: str) -> None:
+    # GIVEN an articles table made before emoji existed, with a row in it
+    db = open_database(db_url)
+    with connection(db):
+        create_tables(db)
+        store = PeeweeStore(db)
+        user = store.add_user("old", "o@example.com", None, None)
+        store.apply(user.id, [_article("kept")], [], _T0)
+        db.execute_sql("ALTER TABLE articles DROP COLUMN emoji")
+        assert schema_differences(db) == ["articles.emoji is missing"]
+        # WHEN init-db runs THEN the column is there and the row is served, emoji null
+        create_tables(db)
+        assert schema_differences(db) == []
+        views = store.published_articles("old")
+        assert views is not None and [(v.slug, v.emoji) for v in views] == [("kept", None)]
     db.close()
 
 

@@ -111,9 +111,23 @@ class Blog:
         return dispatch(app, json.loads(self.invoker.payloads[-1]), None)
 
     def articles(self, **params: str) -> list[dict[str, Any]]:
-        answer = self.client.get(f"/users/{USER}/articles", query_string=params)
+        """Every listed Summary, following ``nextCursor`` page by page (100 to a page)."""
+        found: list[dict[str, Any]] = []
+        query: dict[str, str] = {"limit": "100", **params}
+        while True:
+            answer = self.client.get(f"/users/{USER}/articles", query_string=query)
+            assert answer.status_code == 200, answer.get_json()
+            body = answer.get_json()
+            found += body["articles"]
+            if body["nextCursor"] is None:
+                return found
+            query["cursor"] = body["nextCursor"]
+
+    def article(self, slug: str) -> dict[str, Any]:
+        """The full Article ``slug`` (content included)."""
+        answer = self.client.get(f"/users/{USER}/articles/{slug}")
         assert answer.status_code == 200, answer.get_json()
-        found: list[dict[str, Any]] = answer.get_json()["articles"]
+        found: dict[str, Any] = answer.get_json()
         return found
 
 

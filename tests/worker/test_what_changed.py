@@ -17,6 +17,8 @@ def changes(answer: Any) -> dict[str, Any]:
 def test_an_edit_a_no_op_a_deletion_and_a_failure_each_say_what_changed(blog: Blog) -> None:
     blog.github.set_files({"articles/a.md": article("A"), "articles/b.md": article("B")})
     first = changes(blog.push(delivery="first"))
+    # A new head that changes no article (a replay of the same head would be skipped as already synced).
+    blog.commit({"notes/todo.txt": b"not an article"})
     same = changes(blog.push(delivery="same"))
     blog.commit({"articles/a.md": article("A, edited")})
     edit = changes(blog.push(delivery="edit"))

@@ -1,0 +1,79 @@
+"""The Atom 1.0 feed and the sitemap: XML for feed readers and crawlers.
+
+An article's public address is ``SITE_URL`` + ``/articles/<slug>`` (``ARTICLE_PATH``); without
+``SITE_URL`` the API's own address stands in, so the documents stay valid, if less useful.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from urllib.parse import quote
+from xml.etree import ElementTree as ET  # building only, never parsing input
+
+from function.api.serialise import iso_utc
+from function.store.records import ArticleView, SitemapEntry
+
+ARTICLE_PATH = "/articles/{slug}"
+ATOM_NS = "http://www.w3.org/2005/Atom"
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+FEED_SIZE = 20
+
+
+def article_url(site_url: str, slug: str) -> str:
+    return site_url.rstrip("/") + ARTICLE_PATH.format(slug=quote(slug, safe=""))
+
+
+def atom_feed(user: str, articles: Sequence[ArticleView], *, site_url: str, self_url: str) -> bytes:
+    """The feed of ``articles`` (newest first). Its ``updated`` is the newest change among them, so
+    the document (and its ETag) depends on the articles only, never on the time of the request."""
+    feed = ET.Element("feed", xmlns=ATOM_NS)
+    _text(feed, "id", self_url)
+    _text(feed, "title", user)
+    times = [max(a.updated_at, a.published_at or a.updated_at) for a in articles]
+    _text(feed, "updated", _atom_time(max(times)) if times else "1970-01-01T00:00:00Z")
+    ET.SubElement(feed, "link", rel="self", type="application/atom+xml", href=self_url)
+    ET.SubElement(feed, "link", rel="alternate", type="text/html", href=site_url.rstrip("/") + "/")
+    author = ET.SubElement(feed, "author")
+    _text(author, "name", user)
+    for article in articles:
+        url = article_url(site_url, article.slug)
+        entry = ET.SubElement(feed, "entry")
+        _text(entry, "id", url)
+        _text(entry, "title", article.title)
+        ET.SubElement(entry, "link", rel="alternate", type="text/html", href=url)
+        published = article.published_at or article.created_at
+        _text(entry, "published", _atom_time(published))
+        _text(entry, "updated", _atom_time(max(article.updated_at, published)))
+        for tag in article.tags:
+            ET.SubElement(entry, "category", term=tag)
+        if article.description:
+            _text(entry, "summary", article.description)
+        content = _text(entry, "content", article.content_html)
+        content.set("type", "html")
+    return _document(feed)
+
+
+def sitemap(entries: Sequence[SitemapEntry], *, site_url: str) -> bytes:
+    urlset = ET.Element("urlset", xmlns=SITEMAP_NS)
+    for entry in entries:
+        url = ET.SubElement(urlset, "url")
+        _text(url, "loc", article_url(site_url, entry.slug))
+        _text(url, "lastmod", _atom_time(max(entry.updated_at, entry.published_at)))
+    return _document(urlset)
+
+
+def _text(parent: ET.Element, tag: str, text: str) -> ET.Element:
+    element = ET.SubElement(parent, tag)
+    element.text = text
+    return element
+
+
+def _atom_time(value: object) -> str:
+    text = iso_utc(value)  # type: ignore[arg-type]
+    assert text is not None
+    return text.split(".")[0] + "Z"
+
+
+def _document(root: ET.Element) -> bytes:
+    body: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return body
