@@ -425,7 +425,7 @@ class Worker:
         chunks = self._chunks(plan)
         if not chunks or not deadline.allows(self._commit_margin_s):
             return plan, None
-        return plan, self._read_chunk(repo, plan, chunks[0])
+        return plan, self._read_chunk(repo, plan, chunks[0], deadline)
 
     def _plan(self, snapshot: Snapshot, known: _Known) -> _Plan:
         """Diff the listing against the index: which files changed. No database access.
@@ -456,11 +456,15 @@ class Worker:
     def _chunks(self, plan: _Plan) -> list[list[RepoFile]]:
         return list(read_chunks(plan.changed, self._chunk_max_files, self._chunk_max_bytes))
 
-    def _read_chunk(self, repo: RepoRef, plan: _Plan, files: Sequence[RepoFile]) -> _Chunk:
-        """Fetch and parse one chunk of changed files."""
+    def _read_chunk(
+        self, repo: RepoRef, plan: _Plan, files: Sequence[RepoFile], deadline: Deadline
+    ) -> _Chunk:
+        """Fetch and parse one chunk of changed files, timed on the deadline's clock."""
+        began = deadline.remaining()
         chunk = _Chunk(fetched=len(files))
         by_sha_path = {(f.path, f.sha): f for f in files}
-        for result in self._source.fetch(repo, plan.snapshot, files):
+        results = self._source.fetch(repo, plan.snapshot, files, wanted_in_all=len(plan.changed))
+        for result in results:
             if isinstance(result, FetchFailure):
                 chunk.failures.append(FileFailure(result.path, result.message, result.retryable))
                 continue
@@ -483,6 +487,8 @@ class Worker:
         _log_failures(chunk.failures)
         for warning in chunk.warnings:
             log.warning("Article warning", extra={"path": warning.path, "warning": warning.message})
+        if deadline.limited:
+            chunk.read_s = began - deadline.remaining()
         return chunk
 
     def _sync(
@@ -519,7 +525,6 @@ class Worker:
         written = archived = done = 0
         slowest = 0.0
         for number, files in enumerate(chunks):
-            began = deadline.remaining()
             if number == 0 and first is not None:
                 chunk = first
             elif not deadline.allows(self._commit_margin_s + slowest):
@@ -527,14 +532,15 @@ class Worker:
                 _log_left(read.left, deadline, self._commit_margin_s + slowest)
                 break
             else:
-                chunk = self._read_chunk(repo, plan, files)
+                chunk = self._read_chunk(repo, plan, files, deadline)
+            began = deadline.remaining()
             last = number == len(chunks) - 1
             w, a = self._apply(user_id, chunk.parsed, archive if last else [], index)
             written, archived = written + w, archived + a
             read.add(chunk)
             done += len(files)
             if deadline.limited:
-                slowest = max(slowest, began - deadline.remaining())
+                slowest = max(slowest, chunk.read_s + began - deadline.remaining())
             if progress:
                 progress(done, total)
         if not chunks:
@@ -635,6 +641,7 @@ class _Chunk:
     """One chunk of changed files, fetched and parsed: held until it is committed."""
 
     fetched: int
+    read_s: float = 0.0  # how long fetching and parsing it took (on the deadline's clock)
     parsed: list[ParsedArticle] = field(default_factory=list)
     failures: list[FileFailure] = field(default_factory=list)
     warnings: list[FileWarning] = field(default_factory=list)
