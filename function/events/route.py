@@ -45,7 +45,8 @@ def make_blueprint(path: str) -> Blueprint:
             # it (inline mode serves this route over HTTP, so the marker is checked here too).
             if not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
                 raise Forbidden("the redelivery sweep only runs from the function's schedule")
-            return redelivery.run_scheduled(svc, svc.metrics()).to_json(), 200
+            report = redelivery.run_scheduled(svc, svc.metrics(), deadline=_deadline())
+            return report.to_json(), 200
         env = envelope.parse_and_verify(settings.webhook_secret, raw)
 
         push = env.push
