@@ -290,7 +290,9 @@ def run_scheduled(
     return report
 
 
-def sync_undelivered_push(services: Any, api: Any, attempt: HookDelivery, deadline: Deadline) -> str:
+def sync_undelivered_push(
+    services: Any, api: Any, attempt: HookDelivery, deadline: Deadline = UNLIMITED
+) -> str:
     """Run the worker on the push an attempt carried, read back from GitHub's delivery record: the user
     pinned to its repository is synced (a full scan of the tree, as every sync is), under the attempt's
     guid, so ``blog-api deliveries`` shows it. Raises when the sync should be tried again."""

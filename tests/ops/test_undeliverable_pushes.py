@@ -12,6 +12,7 @@ import pytest
 
 from function.aws.dispatch import dispatch
 from shared.names import SCHEDULED_REDELIVERY_KIND
+from tests.ops.helpers import run_cli
 from tests.support.blog_fixtures import Blog, article
 from tests.support.deliveries import push_payload
 from tests.support.github_fixtures import INSTALLATION_ID
@@ -104,3 +105,19 @@ def test_a_sync_that_fails_is_tried_again_by_the_next_sweep(
     assert [e["id"] for e in first["body"]["errors"]] == [attempt["id"]]
     assert second["body"]["synced"] == [{"id": attempt["id"], "outcome": "success"}]
     assert [a["slug"] for a in blog.articles()] == ["later"]
+
+
+def test_blog_api_redeliver_syncs_an_undeliverable_push_too(
+    blog: Blog, hook_deliveries: HookDeliveries, app_env: dict[str, str | None]
+) -> None:
+    """The CLI's sweep does as the schedule's: a 413 push is synced, not redelivered."""
+    blog.commit({"articles/cli.md": article("Cli")})
+    hook_deliveries.add(guid="cli", status_code=413, at=minutes_ago(5), payload=huge_push(blog))
+    env = {**app_env, "DATABASE_URL": blog.settings.database_url}
+
+    answer = run_cli("redeliver", env=env)
+
+    assert answer.exit_code == 0, answer.stderr
+    assert answer.stdout.splitlines()[-1] == "redelivered 0, synced instead 1, refused 0"
+    assert hook_deliveries.redelivered == []
+    assert [a["slug"] for a in blog.articles()] == ["cli"]
