@@ -14,21 +14,30 @@ HOST ?= 127.0.0.1
 RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
            DATABASE_URL=sqlite:///.data/blog.db
 
-.PHONY: install install-run run test check bench package mariadb-server clean
+.PHONY: install install-run run test check bench package lock lock-check mariadb-server clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Exactly the versions of uv.lock (hash-checked; refused if the lock is stale), then the project.
+$(STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q --upgrade pip uv
+	$(BIN)/python -m uv export --locked --extra dev --no-emit-project --no-header --format requirements-txt \
+	  --quiet -o $(VENV)/requirements-dev.lock.txt
+	$(BIN)/python -m pip install -q --require-hashes -r $(VENV)/requirements-dev.lock.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
 	@touch $(STAMP) $(RUN_STAMP)
 
 install-run: $(RUN_STAMP)
 
-$(RUN_STAMP): pyproject.toml
+# The runtime's part of uv.lock only (the versions the Lambda zip carries), then the project.
+$(RUN_STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m pip install -q --upgrade pip uv
+	$(BIN)/python -m uv export --locked --no-emit-project --no-header --format requirements-txt \
+	  --quiet -o $(VENV)/requirements.lock.txt
+	$(BIN)/python -m pip install -q --require-hashes -r $(VENV)/requirements.lock.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
 	@touch $(RUN_STAMP)
 
 run: install-run
@@ -51,7 +60,7 @@ mariadb-server:
 test: install mariadb-server
 	$(BIN)/python -m pytest
 
-check: install
+check: install lock-check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -60,8 +69,22 @@ check: install
 bench: install mariadb-server
 	$(BIN)/python -m bench
 
+# The Lambda zip from uv.lock, compiled by the runtime's Python (python3.12 on PATH, pyenv, or
+# BLOG_API_BUILD_PYTHON); PYTHON_VERSION=3.13 for a python3.13 stack.
+PYTHON_VERSION ?= 3.12
 package: install
-	$(BIN)/python -m infra.packaging --out build
+	$(BIN)/python -m infra.packaging --out build --python-version $(PYTHON_VERSION)
+
+# Refresh uv.lock after a pyproject.toml change (pins kept where still allowed); UPGRADE=1 moves every
+# pin to the newest allowed version. UV_OFFLINE=1 resolves from uv's cache alone.
+lock:
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m uv --version >/dev/null 2>&1 || $(BIN)/python -m pip install -q uv
+	$(BIN)/python -m uv lock $(if $(UPGRADE),--upgrade)
+
+# Fails when uv.lock no longer matches pyproject.toml; needs no network.
+lock-check:
+	$(BIN)/python -m uv lock --check --offline
 
 clean:
 	rm -rf build .data .pytest_cache .mypy_cache .ruff_cache

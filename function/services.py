@@ -52,7 +52,11 @@ class Services:
             if self._invoker is None:
                 proxy, no_proxy = self.settings.https_proxy, self.settings.no_proxy
                 name = self.settings.lambda_function_name or ""
-                self._invoker = LambdaInvoker(name, lambda: lambda_client_factory(proxy, no_proxy=no_proxy))
+                self._invoker = LambdaInvoker(
+                    name,
+                    lambda: lambda_client_factory(proxy, no_proxy=no_proxy),
+                    qualifier=self.settings.self_invoke_qualifier,
+                )
             return self._invoker
 
     def after_restore(self) -> None:

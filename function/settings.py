@@ -43,6 +43,8 @@ class Settings:
     # The zone of zone-less front matter times (published_at: 2024-01-21 09:00), an IANA name.
     article_timezone: str = names.DEFAULT_ARTICLE_TIMEZONE
     lambda_function_name: str | None = None
+    # An alias (or version) of our own function for the self-invoke; None: the function itself.
+    self_invoke_qualifier: str | None = None
     pass_through_path: str = names.DEFAULT_PASS_THROUGH_PATH
     https_proxy: str | None = None
     no_proxy: tuple[str, ...] = ()
@@ -213,6 +215,7 @@ class Settings:
             article_timezone=(env.get(names.ENV_ARTICLE_TIMEZONE) or "").strip()
             or names.DEFAULT_ARTICLE_TIMEZONE,
             lambda_function_name=env.get(names.ENV_LAMBDA_FUNCTION_NAME) or None,
+            self_invoke_qualifier=env.get(names.ENV_SELF_INVOKE_QUALIFIER) or None,
             pass_through_path=env.get(names.ENV_PASS_THROUGH_PATH) or names.DEFAULT_PASS_THROUGH_PATH,
             https_proxy=env.get(names.ENV_HTTPS_PROXY) or env.get("https_proxy") or None,
             no_proxy=_split(env.get(names.ENV_NO_PROXY) or env.get("no_proxy") or ""),

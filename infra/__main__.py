@@ -8,24 +8,41 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
+from infra.alarms import Alarms, AlarmsArgs
 from infra.api import Api, ApiArgs
 from infra.artifact import function_code
-from infra.config import StackConfig
+from infra.config import ConfigError, StackConfig
 from infra.environment import parameter_variables, plain_variables
 from infra.function import Function, FunctionArgs
 from infra.network import Network, NetworkArgs
 from infra.schedule import Schedule, ScheduleArgs
 
-config = StackConfig.load()
+# Everything that can refuse the stack runs before the first resource is registered: a bad value never
+# leaves half a stack behind. RunError prints its message without a traceback.
+try:
+    config = StackConfig.load()
+    code = function_code(config)
+except ConfigError as exc:
+    raise pulumi.RunError(f"the stack's configuration is not deployable:\n{exc}") from None
+
 prefix = config.physical_prefix
 region = aws.get_region_output().region
 account_id = aws.get_caller_identity_output().account_id
+# The App id is not a secret, but only its owner knows it: read from SSM at deploy time unless set.
+github_app_id: pulumi.Input[str] = (
+    config.github_app_id
+    if config.github_app_id is not None
+    else aws.ssm.get_parameter_output(name=config.github_app_id_param or "").insecure_value
+)
 
 network = Network(
     f"{prefix}-network",
     NetworkArgs(
         physical_prefix=prefix,
         region=region,
+        mode=config.network.mode,
+        nat_type=config.network.nat_type,
+        nat_instance_type=config.network.nat_instance_type,
         vpc_cidr=config.network.vpc_cidr,
         availability_zone_count=config.network.availability_zone_count,
         vpc_endpoints=config.network.vpc_endpoints,
@@ -41,18 +58,22 @@ function = Function(
         physical_prefix=prefix,
         region=region,
         account_id=account_id,
-        code=function_code(config),
+        code=code,
         runtime=config.runtime,
         memory_size=config.memory_size,
         timeout=config.timeout,
         log_retention_days=config.log_retention_days,
         subnet_ids=network.subnet_ids,
         security_group_ids=network.security_group_ids,
-        environment=plain_variables(config, region),
+        environment=plain_variables(config, region, github_app_id),
         parameter_names=parameter_variables(config),
         maximum_event_age_seconds=config.maximum_event_age_seconds,
         ssm_kms_key_arn=config.ssm_kms_key_arn,
-        alarm_actions=list(config.alarm_actions),
+        create_kms_key=config.creates_kms_key,
+        deploy_role_name=config.deploy_role_name,
+        reserved_concurrency=config.reserved_concurrency,
+        snap_start=config.snap_start,
+        import_log_group=config.log_group_import,
     ),
 )
 
@@ -62,10 +83,25 @@ api = Api(
         physical_prefix=prefix,
         function_name=function.name,
         function_invoke_arn=function.invoke_arn,
+        function_qualifier=function.qualifier,
+        access_log_retention_days=config.api_access_log_retention_days,
         custom_domain_name=config.custom_domain_name,
         custom_domain_certificate_arn=config.custom_domain_certificate_arn,
         throttling_rate_limit=config.api_throttling_rate_limit,
         throttling_burst_limit=config.api_throttling_burst_limit,
+    ),
+)
+
+Alarms(
+    f"{prefix}-alarms",
+    AlarmsArgs(
+        physical_prefix=prefix,
+        stack=pulumi.get_stack(),
+        emails=config.alarm_emails,
+        function_name=function.name,
+        dead_letter_queue_name=function.dead_letter_queue_name,
+        api_id=api.api_id,
+        api_stage=api.stage_name,
     ),
 )
 
@@ -75,7 +111,8 @@ if config.schedule_enabled:
         ScheduleArgs(
             physical_prefix=prefix,
             function_name=function.name,
-            function_arn=function.arn,
+            function_arn=function.target_arn,
+            function_qualifier=function.qualifier,
             schedule_expression=config.schedule_expression,
         ),
     )

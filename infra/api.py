@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pulumi
@@ -11,6 +12,24 @@ from shared import names
 
 # Payload format 2.0: the HTTP API event that serverless-wsgi understands natively.
 PAYLOAD_FORMAT_VERSION = "2.0"
+STAGE_NAME = "$default"
+# One JSON object per request. No headers and no body: a delivery's signature and payload stay out of
+# the logs; the request id matches the function's own log lines.
+ACCESS_LOG_FORMAT = json.dumps(
+    {
+        "requestId": "$context.requestId",
+        "requestTime": "$context.requestTime",
+        "ip": "$context.identity.sourceIp",
+        "method": "$context.httpMethod",
+        "path": "$context.path",
+        "status": "$context.status",
+        "responseLength": "$context.responseLength",
+        "latencyMs": "$context.responseLatency",
+        "integrationStatus": "$context.integrationStatus",
+        "integrationError": "$context.integrationErrorMessage",
+    },
+    separators=(",", ":"),
+)
 
 
 @dataclass
@@ -18,6 +37,9 @@ class ApiArgs:
     physical_prefix: str
     function_name: pulumi.Input[str]
     function_invoke_arn: pulumi.Input[str]
+    access_log_retention_days: int
+    # The alias the API invokes (SnapStart), or None for the unqualified function.
+    function_qualifier: str | None = None
     custom_domain_name: str | None = None
     custom_domain_certificate_arn: str | None = None
     # Stage-wide throttle (requests per second, and at once); the defaults are StackConfig's.
@@ -30,6 +52,8 @@ class Api(pulumi.ComponentResource):
 
     url: pulumi.Output[str]
     webhook_url: pulumi.Output[str]
+    api_id: pulumi.Output[str]
+    stage_name: str
 
     def __init__(self, name: str, args: ApiArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("blog-api:infra:Api", name, None, opts)
@@ -57,11 +81,20 @@ class Api(pulumi.ComponentResource):
             target=pulumi.Output.concat("integrations/", integration.id),
             opts=child,
         )
+        access_logs = aws.cloudwatch.LogGroup(
+            f"{name}-access-logs",
+            name=f"/aws/apigateway/{names.function_name(args.physical_prefix)}",
+            retention_in_days=args.access_log_retention_days,
+            opts=child,
+        )
         stage = aws.apigatewayv2.Stage(
             f"{name}-default-stage",
             api_id=api.id,
-            name="$default",
+            name=STAGE_NAME,
             auto_deploy=True,
+            access_log_settings=aws.apigatewayv2.StageAccessLogSettingsArgs(
+                destination_arn=access_logs.arn, format=ACCESS_LOG_FORMAT
+            ),
             # Every route, the catch-all included: over this API Gateway answers 429 itself.
             default_route_settings=aws.apigatewayv2.StageDefaultRouteSettingsArgs(
                 throttling_rate_limit=args.throttling_rate_limit,
@@ -73,6 +106,7 @@ class Api(pulumi.ComponentResource):
             f"{name}-invoke-permission",
             action="lambda:InvokeFunction",
             function=args.function_name,
+            qualifier=args.function_qualifier,
             principal="apigateway.amazonaws.com",
             # Any stage and route of this API only, not of every API in the account.
             source_arn=pulumi.Output.concat(api.execution_arn, "/*/*"),
@@ -101,5 +135,7 @@ class Api(pulumi.ComponentResource):
             url = pulumi.Output.from_input(f"https://{args.custom_domain_name}")
 
         self.url = url
+        self.api_id = api.id
+        self.stage_name = STAGE_NAME
         self.webhook_url = pulumi.Output.concat(url, names.WEBHOOK_ROUTE)
         self.register_outputs({"url": self.url, "webhookUrl": self.webhook_url})

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pulumi
 
-from infra.config import ConfigError, StackConfig
+from infra.config import ARTIFACT_PATH_KEY, ConfigError, StackConfig
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,13 +23,16 @@ def function_code(config: StackConfig) -> pulumi.FileArchive:
         path = Path(config.artifact_path)
         path = path if path.is_absolute() else REPO_ROOT / path
         if not path.is_file():
-            raise ConfigError(f"blog-api:artifactPath {config.artifact_path!r} is not a file")
+            raise ConfigError([f"blog-api:{ARTIFACT_PATH_KEY} {config.artifact_path!r} is not a file"])
         return pulumi.FileArchive(str(path))
 
     # Imported here so that a run with artifactPath does not even load the builder.
-    from infra.packaging import build_package
+    from infra.packaging import PackagingError, build_package
 
-    package = build_package(REPO_ROOT / "build", python_version=config.python_version)
+    try:
+        package = build_package(REPO_ROOT / "build", python_version=config.python_version)
+    except PackagingError as exc:
+        raise pulumi.RunError(f"the deployment package could not be built: {exc}") from None
     pulumi.log.info(
         f"deployment package {package.path.name}: {package.zipped_bytes / 1e6:.1f} MB"
         + (" (unchanged)" if package.reused else " (built)")

@@ -18,20 +18,27 @@ def parameter_variables(config: StackConfig) -> dict[str, str]:
     }
 
 
-def plain_variables(config: StackConfig, region: pulumi.Input[str]) -> dict[str, pulumi.Input[str]]:
+def plain_variables(
+    config: StackConfig, region: pulumi.Input[str], github_app_id: pulumi.Input[str]
+) -> dict[str, pulumi.Input[str]]:
     """Every other variable the function reads on Lambda; none of them is a secret.
+
+    ``github_app_id`` is the configured id, or the value of ``githubAppIdParam`` read at deploy time.
 
     ``AWS_LAMBDA_FUNCTION_NAME`` is not here: Lambda sets it, and its presence is what switches the
     app into accept-and-invoke mode.
     """
     variables: dict[str, pulumi.Input[str]] = {
         names.ENV_PASS_THROUGH_PATH: names.DEFAULT_PASS_THROUGH_PATH,
-        names.ENV_GITHUB_APP_ID: config.github_app_id,
+        names.ENV_GITHUB_APP_ID: github_app_id,
         names.ENV_GITHUB_API_URL: config.github_api_url,
         names.ENV_ARTICLE_SOURCE: names.DEFAULT_ARTICLE_SOURCE,
         names.ENV_ARTICLES_DIR: config.articles_dir,
         names.ENV_LOG_LEVEL: config.log_level,
     }
+    if config.snap_start:
+        # The worker runs from the snapshot too: the self-invoke targets the alias, not $LATEST.
+        variables[names.ENV_SELF_INVOKE_QUALIFIER] = names.LIVE_ALIAS
     if config.article_branch:
         variables[names.ENV_ARTICLE_BRANCH] = config.article_branch
     if config.https_proxy:

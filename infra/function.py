@@ -1,14 +1,18 @@
-"""The one Lambda function (HTTP and worker paths), its role, logs, retries, dead letters and alarms."""
+"""The one Lambda function (HTTP and worker paths), its role, logs, retries, dead letters and parameter key.
+
+With ``snapStart`` on, every deploy publishes a version (SnapStart snapshots published versions only) and
+moves the alias ``live`` to it; the API, the schedule and the self-invoke grant then point at the alias.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
-from shared import metric_names, names
+from shared import names
 
 # Managed policies: CloudWatch Logs, and the ENI permissions a function in a VPC needs.
 BASIC_EXECUTION_POLICY = "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
@@ -38,8 +42,14 @@ class FunctionArgs:
     environment: dict[str, pulumi.Input[str]]
     parameter_names: dict[str, str]
     maximum_event_age_seconds: int
+    # An existing customer managed key of the parameters; or create_kms_key with deploy_role_name.
     ssm_kms_key_arn: str | None = None
-    alarm_actions: list[str] = field(default_factory=list)
+    create_kms_key: bool = False
+    deploy_role_name: str | None = None
+    reserved_concurrency: int | None = None
+    snap_start: bool = False
+    # Adopt an existing /aws/lambda/<name> log group (left behind by a previous deployment).
+    import_log_group: bool = False
 
 
 def parameter_arn(region: str, account_id: str, name: str) -> str:
@@ -54,19 +64,25 @@ def runtime_policy(
     parameter_names: list[str],
     dlq_arn: str,
     ssm_kms_key_arn: str | None,
+    alias: str | None = None,
 ) -> dict[str, Any]:
     """The function's own permissions: self-invoke, its parameters, its dead-letter queue, nothing else.
 
     The self-invoke resource is the ARN built as a string from region, account and the fixed name.
     Taking ``function.arn`` instead would make the policy depend on the function while the function
-    must depend on the policy (its first self-invoke must not fail on IAM): a cycle.
+    must depend on the policy (its first self-invoke must not fail on IAM): a cycle. With an alias
+    (SnapStart), its ARN is granted too: the unqualified ARN covers ``$LATEST`` only.
     """
+    function_arn = names.function_arn(region, account_id, physical_prefix)
+    invoke_resources: str | list[str] = (
+        function_arn if alias is None else [function_arn, f"{function_arn}:{alias}"]
+    )
     statements: list[dict[str, Any]] = [
         {
             "Sid": "SelfInvoke",
             "Effect": "Allow",
             "Action": "lambda:InvokeFunction",
-            "Resource": names.function_arn(region, account_id, physical_prefix),
+            "Resource": invoke_resources,
         },
         {
             # function/settings.py reads its three parameters in one batched GetParameters call;
@@ -85,8 +101,8 @@ def runtime_policy(
         },
     ]
     if ssm_kms_key_arn:
-        # Only a customer managed key needs this: the aws/ssm key's policy already lets the account's
-        # principals decrypt through SSM. Scoped to that key, and only through SSM.
+        # Only a customer managed key needs this: the aws/ssm key's policy already lets every principal
+        # of the account decrypt through SSM. Scoped to that key, and only through SSM.
         statements.append(
             {
                 "Sid": "DecryptParameters",
@@ -99,14 +115,78 @@ def runtime_policy(
     return {"Version": "2012-10-17", "Statement": statements}
 
 
+# What a key's administrators may do: everything but use it. Without them nobody could ever change the
+# key policy again; with them, using the key first takes a visible, audited policy change.
+KEY_ADMIN_ACTIONS = [
+    "kms:Create*", "kms:Describe*", "kms:Enable*", "kms:List*", "kms:Put*", "kms:Update*", "kms:Revoke*",
+    "kms:Disable*", "kms:Get*", "kms:Delete*", "kms:TagResource", "kms:UntagResource",
+    "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion",
+]  # fmt: skip
+
+
+def parameter_key_policy(
+    region: str, account_id: str, function_role_arn: str, deploy_role_arn: str
+) -> dict[str, Any]:
+    """The key policy of the stack's parameter key: only the function role and the deploy role use it.
+
+    IAM policies cannot widen this: a key policy that does not name a principal for an action keeps it
+    out whatever its IAM policy says (a read-only role with ``ssm:GetParameter`` on ``*`` included), except
+    through the account statement, which here allows administration only.
+    """
+    via_ssm = {
+        "StringEquals": {"kms:ViaService": f"ssm.{region}.amazonaws.com", "kms:CallerAccount": account_id}
+    }
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "AdministerNotUse",
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:aws:iam::{account_id}:root"},
+                "Action": KEY_ADMIN_ACTIONS,
+                "Resource": "*",
+            },
+            {
+                "Sid": "FunctionReadsParameters",
+                "Effect": "Allow",
+                "Principal": {"AWS": function_role_arn},
+                "Action": "kms:Decrypt",
+                "Resource": "*",
+                "Condition": via_ssm,
+            },
+            {
+                # Whoever writes the parameter values (put-parameter --key-id) does it as this role.
+                "Sid": "DeployRoleWritesParameters",
+                "Effect": "Allow",
+                "Principal": {"AWS": deploy_role_arn},
+                "Action": ["kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey", "kms:ReEncrypt*"],
+                "Resource": "*",
+                "Condition": via_ssm,
+            },
+            {
+                "Sid": "DeployRoleDescribes",
+                "Effect": "Allow",
+                "Principal": {"AWS": deploy_role_arn},
+                "Action": "kms:DescribeKey",
+                "Resource": "*",
+            },
+        ],
+    }
+
+
 class Function(pulumi.ComponentResource):
     """The Lambda function ``<prefix>-blog-api`` and everything that belongs to it alone."""
 
     function: aws.lambda_.Function
     name: pulumi.Output[str]
     arn: pulumi.Output[str]
+    # What the API and the schedule invoke: the function, or its ``live`` alias with SnapStart.
+    target_arn: pulumi.Output[str]
     invoke_arn: pulumi.Output[str]
+    qualifier: str | None
     dead_letter_queue_arn: pulumi.Output[str]
+    dead_letter_queue_name: pulumi.Output[str]
+    parameter_key_arn: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: FunctionArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("blog-api:infra:Function", name, None, opts)
@@ -144,14 +224,24 @@ class Function(pulumi.ComponentResource):
             opts=child,
         )
 
-        policy_document = pulumi.Output.all(args.region, args.account_id, dlq.arn).apply(
+        self.qualifier = names.LIVE_ALIAS if args.snap_start else None
+        key_arn: pulumi.Input[str] | None = args.ssm_kms_key_arn
+        self.parameter_key_arn = None
+        if args.create_kms_key:
+            if not args.deploy_role_name:
+                raise ValueError("create_kms_key needs deploy_role_name")
+            key = self._parameter_key(name, args, function_name, role)
+            key_arn = self.parameter_key_arn = key.arn
+
+        policy_document = pulumi.Output.all(args.region, args.account_id, dlq.arn, key_arn).apply(
             lambda values: runtime_policy(
                 values[0],
                 values[1],
                 prefix,
                 list(args.parameter_names.values()),
                 values[2],
-                args.ssm_kms_key_arn,
+                values[3],
+                alias=self.qualifier,
             )
         )
         policy = aws.iam.RolePolicy(
@@ -168,7 +258,11 @@ class Function(pulumi.ComponentResource):
             f"{name}-logs",
             name=f"/aws/lambda/{function_name}",
             retention_in_days=args.log_retention_days,
-            opts=child,
+            # Adopting needs the retention above to equal the group's current one (Pulumi refuses an
+            # import whose inputs differ); see docs/deploying.md, "Moving from the CDK stack".
+            opts=pulumi.ResourceOptions(
+                parent=self, import_=f"/aws/lambda/{function_name}" if args.import_log_group else None
+            ),
         )
 
         environment: dict[str, pulumi.Input[str]] = {**args.environment, **args.parameter_names}
@@ -191,76 +285,85 @@ class Function(pulumi.ComponentResource):
                 log_format="Text",
                 log_group=log_group.name,
             ),
+            # -1: no reservation (the account's unreserved pool).
+            reserved_concurrent_executions=(
+                args.reserved_concurrency if args.reserved_concurrency is not None else -1
+            ),
+            # SnapStart snapshots published versions only, so each code or configuration change
+            # publishes one; $LATEST keeps working without a snapshot.
+            publish=args.snap_start,
+            snap_start=(
+                aws.lambda_.FunctionSnapStartArgs(apply_on="PublishedVersions") if args.snap_start else None
+            ),
             # The first self-invoke must find the permissions already in place.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[policy, log_group, *attachments]),
         )
 
-        aws.lambda_.FunctionEventInvokeConfig(
-            f"{name}-async",
-            function_name=self.function.name,
-            maximum_retry_attempts=MAXIMUM_RETRY_ATTEMPTS,
-            maximum_event_age_in_seconds=args.maximum_event_age_seconds,
-            destination_config=aws.lambda_.FunctionEventInvokeConfigDestinationConfigArgs(
-                on_failure=aws.lambda_.FunctionEventInvokeConfigDestinationConfigOnFailureArgs(
-                    destination=dlq.arn
-                )
-            ),
-            opts=child,
-        )
+        self.target_arn = self.function.arn
+        self.invoke_arn = self.function.invoke_arn
+        alias = None
+        if self.qualifier is not None:
+            alias = aws.lambda_.Alias(
+                f"{name}-live",
+                name=self.qualifier,
+                description="The published version with a SnapStart snapshot that serves traffic",
+                function_name=self.function.name,
+                function_version=self.function.version,
+                opts=child,
+            )
+            self.target_arn = alias.arn
+            self.invoke_arn = alias.invoke_arn
 
-        aws.cloudwatch.MetricAlarm(
-            f"{name}-dlq-alarm",
-            name=f"{function_name}-dlq-depth",
-            alarm_description="Events that failed every retry are waiting in the dead-letter queue.",
-            namespace="AWS/SQS",
-            metric_name="ApproximateNumberOfMessagesVisible",
-            dimensions={"QueueName": dlq.name},
-            statistic="Maximum",
-            period=300,
-            evaluation_periods=1,
-            threshold=0,
-            comparison_operator="GreaterThanThreshold",
-            treat_missing_data="notBreaching",
-            alarm_actions=args.alarm_actions,
-            opts=child,
-        )
-        aws.cloudwatch.MetricAlarm(
-            f"{name}-errors-alarm",
-            name=f"{function_name}-errors",
-            alarm_description="The function raised errors (5xx from /events, crashes, time-outs).",
-            namespace="AWS/Lambda",
-            metric_name="Errors",
-            dimensions={"FunctionName": self.function.name},
-            statistic="Sum",
-            period=300,
-            evaluation_periods=1,
-            threshold=0,
-            comparison_operator="GreaterThanThreshold",
-            treat_missing_data="notBreaching",
-            alarm_actions=args.alarm_actions,
-            opts=child,
-        )
-        # The worker's own metric (embedded metric format): a push that failed for good, e.g. an unknown
-        # installation, answers 4xx so Lambda counts no error and nothing reaches the dead-letter queue.
-        aws.cloudwatch.MetricAlarm(
-            f"{name}-processing-errors-alarm",
-            name=f"{function_name}-processing-errors",
-            alarm_description="Pushes whose processing failed (unknown installation, GitHub or DB down).",
-            namespace=metric_names.NAMESPACE,
-            metric_name=metric_names.PROCESSING_ERRORS,
-            dimensions={metric_names.DIMENSION_FUNCTION: self.function.name},
-            statistic="Sum",
-            period=300,
-            evaluation_periods=1,
-            threshold=0,
-            comparison_operator="GreaterThanThreshold",
-            treat_missing_data="notBreaching",
-            alarm_actions=args.alarm_actions,
-            opts=child,
-        )
+        # Retries and the dead-letter queue for asynchronous events: Lambda applies the configuration of
+        # the qualifier invoked, so the alias gets the same one as the unqualified function.
+        targets: list[tuple[str, str | None, list[pulumi.Resource]]] = [("async", None, [])]
+        if alias is not None:
+            targets.append(("async-live", self.qualifier, [alias]))
+        for suffix, qualifier, depends_on in targets:
+            aws.lambda_.FunctionEventInvokeConfig(
+                f"{name}-{suffix}",
+                function_name=self.function.name,
+                qualifier=qualifier,
+                maximum_retry_attempts=MAXIMUM_RETRY_ATTEMPTS,
+                maximum_event_age_in_seconds=args.maximum_event_age_seconds,
+                destination_config=aws.lambda_.FunctionEventInvokeConfigDestinationConfigArgs(
+                    on_failure=aws.lambda_.FunctionEventInvokeConfigDestinationConfigOnFailureArgs(
+                        destination=dlq.arn
+                    )
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+            )
 
         self.name = self.function.name
         self.arn = self.function.arn
-        self.invoke_arn = self.function.invoke_arn
         self.dead_letter_queue_arn = dlq.arn
-        self.register_outputs({"name": self.name, "arn": self.arn, "deadLetterQueueArn": dlq.arn})
+        self.dead_letter_queue_name = dlq.name
+        self.register_outputs(
+            {"name": self.name, "arn": self.arn, "targetArn": self.target_arn, "deadLetterQueueArn": dlq.arn}
+        )
+
+    def _parameter_key(
+        self, name: str, args: FunctionArgs, function_name: str, role: aws.iam.Role
+    ) -> aws.kms.Key:
+        deploy_role_arn = pulumi.Output.concat(
+            "arn:aws:iam::", args.account_id, ":role/", args.deploy_role_name or ""
+        )
+        key_policy = pulumi.Output.all(args.region, args.account_id, role.arn, deploy_role_arn).apply(
+            lambda values: parameter_key_policy(values[0], values[1], values[2], values[3])
+        )
+        key = aws.kms.Key(
+            f"{name}-parameters-key",
+            description=f"{function_name}: the SSM SecureString parameters",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=pulumi.Output.json_dumps(key_policy),
+            tags={"Name": f"{function_name}-parameters"},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        aws.kms.Alias(
+            f"{name}-parameters-key-alias",
+            name=f"alias/{function_name}-parameters",
+            target_key_id=key.key_id,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return key

@@ -19,8 +19,10 @@ SCHEDULED_EVENT = {"kind": names.SCHEDULED_REDELIVERY_KIND}
 class ScheduleArgs:
     physical_prefix: str
     function_name: pulumi.Input[str]
+    # The function's ARN, or its alias's (SnapStart) together with function_qualifier.
     function_arn: pulumi.Input[str]
     schedule_expression: str
+    function_qualifier: str | None = None
 
 
 class Schedule(pulumi.ComponentResource):
@@ -48,6 +50,7 @@ class Schedule(pulumi.ComponentResource):
             f"{name}-invoke-permission",
             action="lambda:InvokeFunction",
             function=args.function_name,
+            qualifier=args.function_qualifier,
             principal="events.amazonaws.com",
             source_arn=rule.arn,
             opts=child,

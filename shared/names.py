@@ -28,6 +28,8 @@ ENV_ARTICLE_BRANCH = "ARTICLE_BRANCH"
 ENV_ARTICLE_TIMEZONE = "ARTICLE_TIMEZONE"
 ENV_LAMBDA_FUNCTION_NAME = "AWS_LAMBDA_FUNCTION_NAME"
 ENV_PASS_THROUGH_PATH = "AWS_LWA_PASS_THROUGH_PATH"
+# The alias the self-invoke targets (set by the program with SnapStart on, so the worker runs restored).
+ENV_SELF_INVOKE_QUALIFIER = "SELF_INVOKE_QUALIFIER"
 ENV_HTTPS_PROXY = "HTTPS_PROXY"
 ENV_NO_PROXY = "NO_PROXY"
 ENV_LOG_LEVEL = "LOG_LEVEL"
@@ -45,6 +47,9 @@ DEFAULT_LOG_LEVEL = "INFO"
 
 # The function's handler, as Lambda names it.
 HANDLER = "function.handler.handler"
+
+# With SnapStart, the alias of the published version that serves traffic (the API, the schedule).
+LIVE_ALIAS = "live"
 
 # Lambda's limit for an asynchronous (InvocationType=Event) payload.
 ASYNC_INVOKE_PAYLOAD_LIMIT = 1_048_576

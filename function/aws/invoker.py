@@ -41,10 +41,14 @@ def lambda_client_factory(
 
 
 class LambdaInvoker:
-    """Invokes ``function_name`` with ``InvocationType=Event``; the client is built once, on first use."""
+    """Invokes ``function_name`` (at ``qualifier``, an alias, when given) with ``InvocationType=Event``;
+    the client is built once, on first use."""
 
-    def __init__(self, function_name: str, client_factory: Callable[[], Any]) -> None:
+    def __init__(
+        self, function_name: str, client_factory: Callable[[], Any], *, qualifier: str | None = None
+    ) -> None:
         self._function_name = function_name
+        self._qualifier = {"Qualifier": qualifier} if qualifier else {}
         self._client_factory = client_factory
         self._client: Any = None
 
@@ -58,7 +62,7 @@ class LambdaInvoker:
 
         try:
             answer = self._get_client().invoke(
-                FunctionName=self._function_name, InvocationType="Event", Payload=payload
+                FunctionName=self._function_name, InvocationType="Event", Payload=payload, **self._qualifier
             )
         except ClientError as exc:
             error = exc.response.get("Error", {})

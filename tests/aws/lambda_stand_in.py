@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 INVOKE_PATH = re.compile(r"^/2015-03-31/functions/(?P<name>[^/]+)/invocations$")
 # A hanging call is released when the stand-in closes, and never waits longer than this.
@@ -27,6 +28,7 @@ class Call:
 
     function_name: str
     invocation_type: str | None
+    qualifier: str | None  # ?Qualifier= (an alias or version), None for the function itself
     body: bytes
     at: float  # time.perf_counter() when the request was read
 
@@ -88,6 +90,7 @@ class LambdaApiStandIn:
                     Call(
                         function_name=match["name"],
                         invocation_type=self.headers.get("X-Amz-Invocation-Type"),
+                        qualifier=next(iter(parse_qs(urlsplit(self.path).query).get("Qualifier", [])), None),
                         body=body,
                         at=time.perf_counter(),
                     )

@@ -14,6 +14,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 from werkzeug.test import TestResponse
 
+from function.aws.invoker import LambdaInvoker, lambda_client_factory
 from function.webhooks import envelope
 from function.webhooks.envelope import KIND_COMPACT, KIND_STANDARD
 from tests.aws.conftest import AppMaker
@@ -120,3 +121,22 @@ def test_stand_in_faults_reach_boto3_as_lambdas_own_errors(
             client.invoke(FunctionName=FUNCTION_NAME, InvocationType="Event", Payload=b"{}")
     assert raised.value.response["Error"]["Code"] == code
     assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == status
+
+
+def test_self_invoke_targets_the_configured_alias(make_stand_in: Callable[..., LambdaApiStandIn]) -> None:
+    # GIVEN an invoker for the alias "live" (SnapStart: only published versions have a snapshot)
+    stand_in = make_stand_in()
+    aliased = LambdaInvoker(
+        "d-st-blog-api", lambda: lambda_client_factory(endpoint_url=stand_in.url), qualifier="live"
+    )
+    plain = LambdaInvoker("d-st-blog-api", lambda: lambda_client_factory(endpoint_url=stand_in.url))
+
+    # WHEN each queues a delivery
+    aliased.invoke(b"{}")
+    plain.invoke(b"{}")
+
+    # THEN the first reached the alias, the second the function itself
+    assert [(c.function_name, c.qualifier) for c in stand_in.calls] == [
+        ("d-st-blog-api", "live"),
+        ("d-st-blog-api", None),
+    ]

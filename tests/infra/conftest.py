@@ -7,6 +7,7 @@ what the program registered as JSON; the tests only read those records.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import zipfile
@@ -21,29 +22,49 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNNER = Path(__file__).with_name("mock_run.py")
 ACCOUNT_ID = "123456789012"
 CERTIFICATE_ARN = f"arn:aws:acm:ap-northeast-1:{ACCOUNT_ID}:certificate/0f1e2d3c-aaaa-bbbb-cccc-000000000000"
-KMS_KEY_ARN = f"arn:aws:kms:ap-northeast-1:{ACCOUNT_ID}:key/11111111-2222-3333-4444-555555555555"
+KMS_KEY_ARN = f"arn:aws:kms:ap-northeast-1:{ACCOUNT_ID}:key/9f8e7d6c-5b4a-3928-1706-aabbccddeeff"
+
+EXISTING_VPC = "vpc-0a1b2c3d4e5f60718"
+EXISTING_SUBNETS = ("subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002")
+EXISTING_GROUP = "sg-0a1b2c3d4e5f60003"
+ALARM_EMAILS = ("ops@yamada-blog.jp", "oncall@yamada-blog.jp")
+CUSTOM_DOMAIN = "blog-api.yamada-blog.jp"
 
 # scenario → (stack, config on top of the committed stack file)
 SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
     "dev": ("dev", {}),
     "prod": ("prod", {}),
     "dev-scheduled": ("dev", {"blog-api:scheduleEnabled": "true"}),
+    "dev-nat-gateway": ("dev", {"blog-api:natType": "gateway"}),
     "dev-existing-vpc": (
         "dev",
         {
-            "blog-api:vpcId": "vpc-0123456789abcdef0",
-            "blog-api:subnetIds": '["subnet-0aaaaaaaaaaaaaaaa", "subnet-0bbbbbbbbbbbbbbbb"]',
-            "blog-api:securityGroupIds": '["sg-0cccccccccccccccc"]',
+            "blog-api:networkMode": "existing",
+            "blog-api:vpcId": EXISTING_VPC,
+            "blog-api:subnetIds": json.dumps(EXISTING_SUBNETS),
+            "blog-api:securityGroupIds": json.dumps([EXISTING_GROUP]),
             "blog-api:vpcEndpoints": "true",
+            "blog-api:httpsProxy": "http://10.30.0.10:3128",
         },
     ),
     "prod-custom": (
         "prod",
         {
-            "blog-api:customDomainName": "blog-api.example.com",
+            "blog-api:customDomainName": CUSTOM_DOMAIN,
             "blog-api:customDomainCertificateArn": CERTIFICATE_ARN,
-            "blog-api:ssmKmsKeyArn": KMS_KEY_ARN,
-            "blog-api:noProxy": "internal.example, db.example",
+            "blog-api:ssmKmsKey": KMS_KEY_ARN,
+            "blog-api:noProxy": "internal.corp, db.corp",
+            "blog-api:alarmEmails": json.dumps(ALARM_EMAILS),
+            "blog-api:githubAppId": "1000001",
+            "blog-api:reservedConcurrency": "20",
+        },
+    ),
+    "prod-snapstart": (
+        "prod",
+        {
+            "blog-api:snapStart": "true",
+            "blog-api:scheduleEnabled": "true",
+            "blog-api:logGroupImport": "true",
         },
     ),
 }

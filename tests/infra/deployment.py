@@ -28,6 +28,18 @@ SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
 EVENT_TARGET = "aws:cloudwatch/eventTarget:EventTarget"
+INTERNET_GATEWAY = "aws:ec2/internetGateway:InternetGateway"
+NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
+EIP = "aws:ec2/eip:Eip"
+INSTANCE = "aws:ec2/instance:Instance"
+ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
+ROUTE_TABLE_ROUTE = "aws:ec2/route:Route"
+ROUTE_TABLE_ASSOCIATION = "aws:ec2/routeTableAssociation:RouteTableAssociation"
+TOPIC = "aws:sns/topic:Topic"
+SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
+KMS_KEY = "aws:kms/key:Key"
+KMS_ALIAS = "aws:kms/alias:Alias"
+ALIAS = "aws:lambda/alias:Alias"
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,7 @@ class Resource:
     inputs: dict[str, Any]
     dependencies: tuple[str, ...]
     property_dependencies: dict[str, list[str]]
+    import_id: str
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,8 @@ class Deployment:
     outputs: dict[str, Any]
     resources: tuple[Resource, ...]
     invokes: tuple[str, ...]
+    invoke_args: tuple[dict[str, Any], ...]
+    warnings: tuple[str, ...]
     packaging_loaded: bool
 
     @classmethod
@@ -66,6 +81,7 @@ class Deployment:
                 inputs=r["inputs"],
                 dependencies=tuple(r["dependencies"]),
                 property_dependencies=r["propertyDependencies"],
+                import_id=r["importId"],
             )
             for r in record["resources"]
         )
@@ -75,6 +91,8 @@ class Deployment:
             outputs=record["outputs"],
             resources=resources,
             invokes=tuple(record["invokes"]),
+            invoke_args=tuple(record["invokeArgs"]),
+            warnings=tuple(record["warnings"]),
             packaging_loaded=record["packagingLoaded"],
         )
 
@@ -97,6 +115,15 @@ class Deployment:
         found = self.of_type(type_)
         assert len(found) == 1, f"expected one {type_}, found {[r.name for r in found]}"
         return found[0]
+
+    def named(self, type_: str, suffix: str) -> Resource:
+        """The one resource of ``type_`` whose logical name ends with ``suffix``."""
+        found = [r for r in self.of_type(type_) if r.name.endswith(suffix)]
+        assert len(found) == 1, f"expected one {type_} named *{suffix}, found {[r.name for r in found]}"
+        return found[0]
+
+    def by_id(self, resource_id: str) -> Resource:
+        return next(r for r in self.resources if r.id == resource_id)
 
     def by_urn(self, urn: str) -> Resource:
         return next(r for r in self.resources if r.urn == urn)

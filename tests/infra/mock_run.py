@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import runpy
 import sys
 from pathlib import Path
@@ -28,6 +29,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "blog-api"
 ACCOUNT_ID = "123456789012"
 ZONES = ("a", "c", "d")
+# What the mocked SSM returns at deploy time: the GitHub App id (githubAppIdParam) and the NAT image.
+APP_ID_FROM_SSM = "2718281"
+AMI_ID = "ami-0fedcba9876543210"
 
 
 def stack_config(stack: str) -> dict[str, str]:
@@ -49,6 +53,7 @@ class StackMocks(pulumi.runtime.Mocks):
         self.region = region
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
         self.calls: list[str] = []
+        self.call_args: list[dict[str, Any]] = []
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.inputs[(args.typ, args.name)] = args.inputs
@@ -59,9 +64,25 @@ class StackMocks(pulumi.runtime.Mocks):
         if args.typ == "aws:lambda/function:Function":
             arn = f"arn:aws:lambda:{region}:{account}:function:{name}"
             outputs["arn"] = arn
-            outputs["invokeArn"] = (
-                f"arn:aws:apigateway:{region}:lambda:path/2015-03-31/functions/{arn}/invocations"
-            )
+            outputs["invokeArn"] = _invoke_arn(region, arn)
+            # What Lambda reports: a number once publish=true has published one, else $LATEST.
+            outputs["version"] = "7" if args.inputs.get("publish") else "$LATEST"
+        elif args.typ == "aws:lambda/alias:Alias":
+            function_arn = f"arn:aws:lambda:{region}:{account}:function:{args.inputs['functionName']}"
+            arn = f"{function_arn}:{name}"
+            outputs["arn"] = arn
+            outputs["invokeArn"] = _invoke_arn(region, arn)
+        elif args.typ == "aws:kms/key:Key":
+            resource_id = "11111111-2222-3333-4444-555555555555"
+            outputs["keyId"] = resource_id
+            outputs["arn"] = f"arn:aws:kms:{region}:{account}:key/{resource_id}"
+        elif args.typ == "aws:sns/topic:Topic":
+            outputs["arn"] = f"arn:aws:sns:{region}:{account}:{name}"
+        elif args.typ == "aws:cloudwatch/logGroup:LogGroup":
+            resource_id = name
+            outputs["arn"] = f"arn:aws:logs:{region}:{account}:log-group:{name}"
+        elif args.typ == "aws:ec2/instance:Instance":
+            outputs["primaryNetworkInterfaceId"] = "eni-0123456789abcdef0"
         elif args.typ == "aws:sqs/queue:Queue":
             outputs["arn"] = f"arn:aws:sqs:{region}:{account}:{name}"
             outputs["url"] = f"https://sqs.{region}.amazonaws.com/{account}/{name}"
@@ -81,6 +102,7 @@ class StackMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         self.calls.append(args.token)
+        self.call_args.append({"token": args.token, "args": dict(args.args)})
         if args.token == "aws:index/getRegion:getRegion":
             # pulumi-aws 7 reads ``region``; ``name`` is the deprecated field.
             return {"region": self.region, "name": self.region, "id": self.region}, []
@@ -90,7 +112,30 @@ class StackMocks(pulumi.runtime.Mocks):
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             names = [f"{self.region}{zone}" for zone in ZONES]
             return {"names": names, "zoneIds": [f"apne1-az{i}" for i in (4, 1, 2)], "id": self.region}, []
+        if args.token == "aws:ssm/getParameter:getParameter":
+            name = args.args["name"]
+            value = APP_ID_FROM_SSM if name.endswith("/github-app-id") else None
+            if name.startswith("/aws/service/ami-amazon-linux-latest/al2023-ami-"):
+                value = AMI_ID
+            if value is None:
+                raise NotImplementedError(f"the mocks have no SSM parameter {name}")
+            return {"name": name, "value": value, "insecureValue": value, "type": "String", "id": name}, []
         raise NotImplementedError(f"the program made an invoke the mocks do not know: {args.token}")
+
+
+class _Records(logging.Handler):
+    """What the program logged through ``pulumi.log`` (the mock engine hands it to a logger)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def _invoke_arn(region: str, arn: str) -> str:
+    return f"arn:aws:apigateway:{region}:lambda:path/2015-03-31/functions/{arn}/invocations"
 
 
 class RecordingMonitor(MockMonitor):
@@ -112,6 +157,8 @@ class RecordingMonitor(MockMonitor):
                     "parent": request.parent,
                     "id": response.id,
                     "dependencies": sorted(request.dependencies),
+                    # The import_ option: the id of an existing resource to adopt.
+                    "importId": request.importId,
                     "propertyDependencies": {
                         key: sorted(value.urns) for key, value in request.propertyDependencies.items()
                     },
@@ -137,7 +184,12 @@ def run(stack: str, overrides: dict[str, str]) -> dict[str, Any]:
         pulumi.runtime.set_config(key, value)
     mocks = StackMocks(region=config["aws:region"])
     monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    logger = logging.getLogger("blog-api.mock-run")
+    log_records = _Records()
+    logger.addHandler(log_records)
+    pulumi.runtime.set_mocks(
+        mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=logger
+    )
 
     outputs: dict[str, Any] = {}
 
@@ -150,7 +202,13 @@ def run(stack: str, overrides: dict[str, str]) -> dict[str, Any]:
 
         return resolve()
 
-    _sync_await(run_pulumi_func(program))
+    error: str | None = None
+    try:
+        _sync_await(run_pulumi_func(program))
+    except pulumi.RunError as exc:
+        # A refusal: the test checks its message and that nothing was registered before it.
+        error = str(exc)
+    warnings = [record.getMessage() for record in log_records.records if record.levelno == logging.WARNING]
     resources = [
         {**registration, "inputs": mocks.inputs.get((registration["type"], registration["name"]), {})}
         for registration in monitor.registrations
@@ -161,7 +219,10 @@ def run(stack: str, overrides: dict[str, str]) -> dict[str, Any]:
         "outputs": outputs,
         "resources": resources,
         "invokes": mocks.calls,
+        "invokeArgs": mocks.call_args,
+        "warnings": warnings,
         "packagingLoaded": "infra.packaging" in sys.modules,
+        "error": error,
     }
 
 
@@ -176,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     overrides[f"{PROJECT}:artifactPath"] = args.artifact
     record = run(args.stack, overrides)
     args.out.write_text(json.dumps(record, indent=1, sort_keys=True, default=_plain))
+    if record["error"] is not None:
+        print(record["error"], file=sys.stderr)
+        return 3
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from shared import names
-from tests.infra.conftest import CERTIFICATE_ARN
+from tests.infra.conftest import CERTIFICATE_ARN, CUSTOM_DOMAIN
 from tests.infra.deployment import (
     API_MAPPING,
     DOMAIN,
@@ -13,6 +13,7 @@ from tests.infra.deployment import (
     EVENT_TARGET,
     HTTP_API,
     INTEGRATION,
+    LOG_GROUP,
     PERMISSION,
     ROUTE,
     STAGE,
@@ -33,6 +34,18 @@ def test_http_api_proxies_every_route_to_the_function_with_payload_2(deployment:
     assert route["target"] == f"integrations/{deployment.one(INTEGRATION).id}"
     stage = deployment.one(STAGE).inputs
     assert (stage["name"], stage["autoDeploy"]) == ("$default", True)
+
+
+def test_api_access_logs_go_to_a_group_with_retention_and_hold_no_headers(deployment: Deployment) -> None:
+    stage = deployment.one(STAGE).inputs
+    group = next(g for g in deployment.of_type(LOG_GROUP) if g.name.endswith("-access-logs")).inputs
+    assert group["name"] == f"/aws/apigateway/{deployment.prefix}-blog-api"
+    assert group["retentionInDays"] == int(deployment.setting("apiAccessLogRetentionDays"))
+    settings = stage["accessLogSettings"]
+    assert settings["destinationArn"] == f"arn:aws:logs:ap-northeast-1:123456789012:log-group:{group['name']}"
+    fields = json.loads(settings["format"])
+    assert {"requestId", "status", "ip", "path", "integrationError"} <= set(fields)
+    assert not [v for v in fields.values() if "header" in v.lower() or "body" in v.lower()]
 
 
 def test_the_stage_is_throttled_so_a_crawler_cannot_take_every_connection(deployment: Deployment) -> None:
@@ -65,10 +78,10 @@ def test_custom_domain_is_mapped_and_becomes_the_api_url(deployments: dict[str, 
     assert deployments["prod"].of_type(DOMAIN) == []
     custom = deployments["prod-custom"]
     domain = custom.one(DOMAIN).inputs
-    assert domain["domainName"] == "blog-api.example.com"
+    assert domain["domainName"] == CUSTOM_DOMAIN
     assert domain["domainNameConfiguration"]["certificateArn"] == CERTIFICATE_ARN
     assert custom.one(API_MAPPING).inputs["apiId"] == custom.one(HTTP_API).id
-    assert custom.outputs["webhookUrl"] == "https://blog-api.example.com/webhooks/github"
+    assert custom.outputs["webhookUrl"] == f"https://{CUSTOM_DOMAIN}/webhooks/github"
 
 
 def test_schedule_is_off_by_default(deployment: Deployment) -> None:

@@ -7,7 +7,6 @@ import json
 from shared import names
 from tests.infra.conftest import ACCOUNT_ID, KMS_KEY_ARN
 from tests.infra.deployment import (
-    ALARM,
     ATTACHMENT,
     INVOKE_CONFIG,
     LOG_GROUP,
@@ -17,6 +16,7 @@ from tests.infra.deployment import (
     Deployment,
     resources_of,
 )
+from tests.infra.mock_run import APP_ID_FROM_SSM
 
 
 def test_function_has_the_fixed_prefixed_name(deployment: Deployment) -> None:
@@ -46,9 +46,14 @@ def test_environment_sets_pass_through_path_and_plain_settings(deployment: Deplo
     assert env[names.ENV_PASS_THROUGH_PATH] == names.DEFAULT_PASS_THROUGH_PATH == "/events"
     assert env[names.ENV_ARTICLE_BRANCH] == deployment.setting("articleBranch")
     assert env[names.ENV_ARTICLES_DIR] == deployment.setting("articlesDir")
-    assert env[names.ENV_GITHUB_APP_ID] == deployment.setting("githubAppId")
     assert env[names.ENV_LOG_LEVEL] == deployment.setting("logLevel")
-    assert env[names.ENV_HTTPS_PROXY] == deployment.setting("httpsProxy")
+    # NAT is the way out: no proxy unless one is configured.
+    assert deployment.setting("httpsProxy") == "" and names.ENV_HTTPS_PROXY not in env
+
+
+def test_a_configured_proxy_is_passed_on(deployments: dict[str, Deployment]) -> None:
+    existing = deployments["dev-existing-vpc"]
+    assert existing.environment[names.ENV_HTTPS_PROXY] == "http://10.30.0.10:3128"
 
 
 def test_environment_names_the_ssm_parameters_and_holds_no_secret(deployment: Deployment) -> None:
@@ -74,7 +79,7 @@ def test_no_proxy_is_unset_without_endpoints_or_configured_hosts(dev: Deployment
 
 def test_configured_no_proxy_hosts_come_first(deployments: dict[str, Deployment]) -> None:
     hosts = deployments["prod-custom"].environment[names.ENV_NO_PROXY].split(",")
-    assert hosts[:2] == ["internal.example", "db.example"]
+    assert hosts[:2] == ["internal.corp", "db.corp"]
 
 
 def test_role_has_basic_execution_and_vpc_access(deployment: Deployment) -> None:
@@ -141,7 +146,7 @@ def test_policy_has_no_wildcard_resource_or_action(deployment: Deployment) -> No
 def test_kms_decrypt_only_for_a_customer_managed_key_and_only_through_ssm(
     deployments: dict[str, Deployment],
 ) -> None:
-    assert deployments["prod"].statements("kms:Decrypt") == []
+    assert deployments["dev"].statements("kms:Decrypt") == []
     custom = deployments["prod-custom"]
     (statement,) = custom.statements("kms:Decrypt")
     assert statement["Resource"] == KMS_KEY_ARN
@@ -158,22 +163,36 @@ def test_async_invocations_retry_twice_then_go_to_the_dead_letter_queue(deployme
 
 
 def test_log_group_has_the_lambda_name_and_a_retention(deployment: Deployment) -> None:
-    group = deployment.one(LOG_GROUP).inputs
+    group = next(g for g in deployment.of_type(LOG_GROUP) if g.name.endswith("-app-logs")).inputs
     assert group["name"] == f"/aws/lambda/{deployment.prefix}-blog-api"
     assert group["retentionInDays"] == int(deployment.setting("logRetentionDays"))
     assert deployment.function.inputs["loggingConfig"]["logGroup"] == group["name"]
 
 
-def test_alarms_watch_dead_letters_and_function_errors(deployment: Deployment) -> None:
-    alarms = {a.inputs["name"]: a.inputs for a in deployment.of_type(ALARM)}
-    dlq = alarms[f"{deployment.prefix}-blog-api-dlq-depth"]
-    assert (dlq["namespace"], dlq["metricName"]) == ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
-    assert dlq["dimensions"] == {"QueueName": f"{deployment.prefix}-blog-api-dlq"}
-    errors = alarms[f"{deployment.prefix}-blog-api-errors"]
-    assert (errors["namespace"], errors["metricName"]) == ("AWS/Lambda", "Errors")
-    assert errors["dimensions"] == {"FunctionName": f"{deployment.prefix}-blog-api"}
-    # The worker's EMF metric, named in shared/metric_names.py (function.observability.metrics).
-    failed = alarms[f"{deployment.prefix}-blog-api-processing-errors"]
-    assert (failed["namespace"], failed["metricName"]) == ("blog-api", "ProcessingErrors")
-    assert failed["dimensions"] == {"FunctionName": f"{deployment.prefix}-blog-api"}
-    assert len(alarms) == 3
+def test_reserved_concurrency_is_off_unless_configured(deployments: dict[str, Deployment]) -> None:
+    assert deployments["prod"].function.inputs["reservedConcurrentExecutions"] == -1
+    assert deployments["prod-custom"].function.inputs["reservedConcurrentExecutions"] == 20
+
+
+def test_committed_stacks_read_the_app_id_from_ssm_at_deploy_time(deployment: Deployment) -> None:
+    assert deployment.setting("githubAppId") == ""
+    assert deployment.environment[names.ENV_GITHUB_APP_ID] == APP_ID_FROM_SSM
+    (lookup,) = [c["args"] for c in deployment.invoke_args if c["args"].get("name", "").endswith("app-id")]
+    assert (
+        lookup["name"]
+        == deployment.setting("githubAppIdParam")
+        == f"/{deployment.prefix}/blog-api/github-app-id"
+    )
+
+
+def test_a_configured_app_id_is_used_without_reading_ssm(deployments: dict[str, Deployment]) -> None:
+    custom = deployments["prod-custom"]
+    assert custom.environment[names.ENV_GITHUB_APP_ID] == "1000001"
+    assert not [c for c in custom.invoke_args if c["args"].get("name", "").endswith("app-id")]
+
+
+def test_log_group_is_imported_only_when_asked(deployments: dict[str, Deployment]) -> None:
+    # The mock monitor records the import id as the resource's id input; a plain create has none.
+    for scenario, imported in (("prod", False), ("prod-snapstart", True)):
+        group = next(g for g in deployments[scenario].of_type(LOG_GROUP) if g.name.endswith("-logs"))
+        assert (group.import_id == "/aws/lambda/p-st-blog-api") is imported, scenario

@@ -1,13 +1,16 @@
-"""The deployment zip: complete, free of dev-only packages, reproducible, cached, within Lambda's limits.
+"""The deployment zip: exactly the locked versions, precompiled, reproducible, cached, within Lambda's limits.
 
-The zip is built from a snapshot of the checkout, once per session (pip fetches Lambda's wheels; about
-15 s a build), so edits other people make in the tree meanwhile cannot make two builds differ.
+The zip is built from a snapshot of the checkout, once per session (uv fetches Lambda's wheels, or takes
+them from its cache; 15-45 s a build), so edits other people make in the tree meanwhile cannot make two
+builds differ.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import shutil
+import subprocess
 import sys
 import zipfile
 from dataclasses import dataclass
@@ -50,6 +53,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     for package in packaging.SOURCE_PACKAGES:
         shutil.copytree(REPO_ROOT / package, root / package)
     shutil.copy2(REPO_ROOT / "pyproject.toml", root / "pyproject.toml")
+    shutil.copy2(REPO_ROOT / "uv.lock", root / "uv.lock")
     first = packaging.build_package(tmp_path_factory.mktemp("build-a"), root=root)
     second = packaging.build_package(tmp_path_factory.mktemp("build-b"), root=root)
     with zipfile.ZipFile(first.path) as archive:
@@ -69,8 +73,74 @@ def test_zip_holds_the_project_packages_without_caches_or_tests(built: Built) ->
             if "__pycache__" not in path.parts and "tests" not in path.parts
         }
         assert expected and expected <= set(built.names)
-    assert not [n for n in built.names if "__pycache__" in n or n.endswith(".pyc") or "/tests/" in n]
-    assert not [n for n in built.names if n.startswith(("bin/", "tests/"))]
+    assert not [n for n in built.names if "/tests/" in n or n.startswith(("bin/", "tests/"))]
+    # The checkout's own caches (this machine's Python) never get in: only the runtime's bytecode.
+    assert not [n for n in built.names if n.endswith(".pyc") and ".cpython-312." not in n]
+
+
+def test_every_module_has_hash_based_bytecode_for_the_runtime(built: Built) -> None:
+    sources = [n for n in built.names if n.endswith(".py")]
+    assert len(sources) > 300
+    names = set(built.names)
+    missing = []
+    for source in sources:
+        folder, _, leaf = source.rpartition("/")
+        compiled = (
+            f"{folder}/__pycache__/{leaf[:-3]}.cpython-312.pyc"
+            if folder
+            else f"__pycache__/{leaf[:-3]}.cpython-312.pyc"
+        )
+        if compiled not in names:
+            missing.append(source)
+    assert missing == []
+    with zipfile.ZipFile(built.first.path) as archive:
+        data = archive.read("function/__pycache__/handler.cpython-312.pyc")
+    # PEP 552: flags 0b01 = hash-based, not checked against the source (read-only /var/task).
+    assert int.from_bytes(data[4:8], "little") == 0b01
+    assert len(data) > 16
+
+
+# Run by the runtime's interpreter: the file name compiled in, and the source hash in the header.
+PROBE = """
+import importlib.util, marshal, sys
+data = open(sys.argv[1], "rb").read()
+print(marshal.loads(data[16:]).co_filename)
+print(data[8:16] == importlib.util.source_hash(open(sys.argv[2], "rb").read()))
+"""
+
+
+def test_bytecode_loads_in_the_runtime_python_and_names_var_task(built: Built, tmp_path: Path) -> None:
+    interpreter = packaging.find_interpreter("3.12")
+    with zipfile.ZipFile(built.first.path) as archive:
+        archive.extract("function/__pycache__/handler.cpython-312.pyc", tmp_path)
+        archive.extract("function/handler.py", tmp_path)
+    pyc = tmp_path / "function/__pycache__/handler.cpython-312.pyc"
+    probe = subprocess.run(
+        [interpreter.path, "-c", PROBE, str(pyc), str(tmp_path / "function/handler.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert probe.stdout.split() == ["/var/task/function/handler.py", "True"]
+
+
+def test_zip_holds_exactly_the_locked_versions(built: Built) -> None:
+    locked = {}
+    for line in packaging.locked_requirements(built.source_root).splitlines():
+        match = re.match(r"^([A-Za-z0-9_.-]+)==([^ ;\\]+)", line)
+        if match:
+            locked[_normal(match.group(1))] = match.group(2)
+    installed = {}
+    for name in built.names:
+        match = re.match(r"^([^/]+)-([^-/]+)\.dist-info/METADATA$", name)
+        if match:
+            installed[_normal(match.group(1))] = match.group(2)
+    assert installed == locked
+    assert "peewee" in installed and int(installed["peewee"].split(".")[0]) < 5
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def test_zip_holds_the_runtime_dependencies(built: Built) -> None:
@@ -138,25 +208,64 @@ def test_unchanged_inputs_reuse_the_zip(built: Built) -> None:
     assert built.first.path.stat().st_mtime_ns == mtime
 
 
-def test_inputs_digest_follows_sources_requirements_and_python(tmp_path: Path) -> None:
+def test_inputs_digest_follows_sources_locked_versions_and_python(tmp_path: Path) -> None:
     for package in packaging.SOURCE_PACKAGES:
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
-    base = packaging.input_digest(tmp_path, ["flask>=3.0"], "3.12")
-    assert packaging.input_digest(tmp_path, ["flask>=3.0"], "3.12") == base
-    assert packaging.input_digest(tmp_path, ["flask>=3.1"], "3.12") != base
-    assert packaging.input_digest(tmp_path, ["flask>=3.0"], "3.13") != base
+    locked = "flask==3.1.3 --hash=sha256:aa\n"
+    base = packaging.input_digest(tmp_path, locked, "3.12", "3.12.1")
+    assert packaging.input_digest(tmp_path, locked, "3.12", "3.12.1") == base
+    assert packaging.input_digest(tmp_path, "flask==3.1.4 --hash=sha256:aa\n", "3.12", "3.12.1") != base
+    assert packaging.input_digest(tmp_path, "flask==3.1.3 --hash=sha256:bb\n", "3.12", "3.12.1") != base
+    assert packaging.input_digest(tmp_path, locked, "3.13", "3.13.0") != base
     (tmp_path / "function" / "__pycache__").mkdir()
     (tmp_path / "function" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
-    assert packaging.input_digest(tmp_path, ["flask>=3.0"], "3.12") == base
+    assert packaging.input_digest(tmp_path, locked, "3.12", "3.12.1") == base
     (tmp_path / "function" / "handler.py").write_text("def handler(event, context): ...\n")
-    assert packaging.input_digest(tmp_path, ["flask>=3.0"], "3.12") != base
+    assert packaging.input_digest(tmp_path, locked, "3.12", "3.12.1") != base
 
 
-def test_runtime_requirements_leave_the_dev_extra_out() -> None:
-    requirements = packaging.runtime_requirements(REPO_ROOT / "pyproject.toml")
-    assert any(r.startswith("flask") for r in requirements)
-    assert not any(r.startswith(("pulumi", "pytest", "moto")) for r in requirements)
+def test_locked_requirements_are_pinned_hashed_and_leave_the_dev_extra_out() -> None:
+    requirements = packaging.locked_requirements(REPO_ROOT)
+    pins = [line for line in requirements.splitlines() if line and not line.startswith((" ", "#"))]
+    assert any(p.startswith("flask==") for p in pins)
+    assert all("==" in p for p in pins)
+    assert "--hash=sha256:" in requirements
+    assert not any(p.startswith(("pulumi", "pytest", "moto", "uv==")) for p in pins)
+
+
+def test_a_lock_that_no_longer_matches_pyproject_stops_the_build(tmp_path: Path) -> None:
+    shutil.copy2(REPO_ROOT / "uv.lock", tmp_path / "uv.lock")
+    pyproject = (REPO_ROOT / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(pyproject.replace('"flask>=3.0"', '"flask>=3.0", "six>=1.16"'))
+    with pytest.raises(packaging.PackagingError, match="make lock"):
+        packaging.locked_requirements(tmp_path)
+
+
+def test_a_missing_runtime_interpreter_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # An empty PATH and pyenv root: no python3.12 anywhere.
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    monkeypatch.delenv(packaging.BUILD_PYTHON_ENV, raising=False)
+    with pytest.raises(packaging.PackagingError) as info:
+        packaging.find_interpreter("3.12")
+    message = str(info.value)
+    assert (
+        "Python 3.12" in message and packaging.BUILD_PYTHON_ENV in message and "pyenv install 3.12" in message
+    )
+
+
+def test_an_interpreter_of_another_version_is_not_taken(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # This interpreter (3.11) named as the 3.12 one: refused, not silently used.
+    monkeypatch.setenv(packaging.BUILD_PYTHON_ENV, sys.executable)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path))
+    with pytest.raises(packaging.PackagingError, match=re.escape(sys.executable)):
+        packaging.find_interpreter("3.12")
 
 
 def test_command_line_reports_the_zip_and_its_size(built: Built, capsys: pytest.CaptureFixture[str]) -> None:

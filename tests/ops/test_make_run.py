@@ -40,7 +40,12 @@ def test_run_defaults_to_the_local_port_5000() -> None:
 
 
 def test_run_installs_the_runtime_only_not_the_dev_extra() -> None:
-    installs = [line for line in planned() if "pip install" in line]
+    plan = planned()
+    installs = [line for line in plan if "pip install" in line]
+    [export] = [line for line in plan if "uv export" in line]
 
+    # The locked versions of the runtime dependencies, no dev extra, then the project itself.
+    assert "--locked" in export and "--extra" not in export
     assert installs and all("[dev]" not in line for line in installs)
-    assert any(line.endswith("pip install -q -e .") for line in installs)
+    assert any("--require-hashes" in line for line in installs)
+    assert any(line.endswith("pip install -q --no-deps -e .") for line in installs)

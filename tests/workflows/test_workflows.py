@@ -19,6 +19,17 @@ import yaml
 from tests.workflows import WORKFLOW_FILES, WORKFLOWS, load_dev_hold
 
 SHA_PIN = re.compile(r"^\s*(?:-\s+)?uses:\s*[\w.-]+/[\w./-]+@[0-9a-f]{40}\s+#\s*v\d+(\.\d+)*\s*$")
+# A reusable workflow of this repository at the same commit (GitHub's self-repository form).
+SELF_USES = re.compile(r"^\s*uses:\s*\$/\.github/workflows/[\w.-]+\.ya?ml\s*$")
+# The releases current when the pins were last moved, all on Node 24: a pin below them is an old build.
+CURRENT_MAJORS = {
+    "actions/checkout": 7,
+    "actions/setup-python": 7,
+    "actions/upload-artifact": 7,
+    "actions/download-artifact": 8,
+    "aws-actions/configure-aws-credentials": 6,
+    "pulumi/actions": 7,
+}
 AWS_CREDENTIALS = "aws-actions/configure-aws-credentials@"
 DOWNLOAD_ARTIFACT = "actions/download-artifact@"
 DEPLOY_JOBS = ("dev", "release-dev", "review", "destroy-review", "prod")
@@ -145,7 +156,16 @@ def test_every_action_is_pinned_by_sha_with_a_version_comment(path: Path) -> Non
     uses_lines = [line for line in path.read_text().splitlines() if re.match(r"^\s*(-\s+)?uses:", line)]
 
     assert uses_lines
-    assert [line for line in uses_lines if not SHA_PIN.match(line)] == []
+    assert [line for line in uses_lines if not SHA_PIN.match(line) and not SELF_USES.match(line)] == []
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_every_action_is_pinned_to_a_current_release(path: Path) -> None:
+    pins = re.findall(r"uses:\s*([\w.-]+/[\w.-]+)@[0-9a-f]{40}\s+#\s*v(\d+)", path.read_text())
+    assert pins
+    for action, major in pins:
+        assert action in CURRENT_MAJORS, f"{action}: add it to CURRENT_MAJORS"
+        assert int(major) >= CURRENT_MAJORS[action], f"{action} pinned to v{major}"
 
 
 @pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
@@ -177,15 +197,35 @@ def test_aws_credentials_come_from_a_role_never_from_keys() -> None:
             assert not {"aws-access-key-id", "aws-secret-access-key"} & set(inputs), name
 
 
-def test_ci_runs_the_readme_test_command_with_pip_caching() -> None:
+def test_ci_runs_the_readme_test_command_then_builds_the_zip_after_the_tests() -> None:
     workflow = _load(WORKFLOWS / "ci.yaml")
     triggers = _triggers(workflow)
-    (job,) = workflow["jobs"].values()
-    (setup,) = _steps_using(job, "actions/setup-python@")
+    jobs = workflow["jobs"]
+    (setup,) = _steps_using(jobs["test"], "actions/setup-python@")
 
-    assert {"pull_request", "push"} <= set(triggers)
-    assert "bash .ci/run" in _run_text(job)
-    assert setup["with"]["cache"] == "pip"
+    # Branch pushes run it directly; main and pull requests through deploy.yaml, which waits for it.
+    assert triggers["push"] == {"branches-ignore": ["main"]}
+    assert "workflow_call" in triggers
+    assert "bash .ci/run" in _run_text(jobs["test"])
+    assert setup["with"]["cache"] == "pip" and setup["with"]["cache-dependency-path"] == "uv.lock"
+    assert jobs["package"]["needs"] == "test"
+    assert "make package" in _run_text(jobs["package"])
+    (upload,) = _steps_using(jobs["package"], "actions/upload-artifact@")
+    assert upload["with"]["name"] == "lambda-zip-${{ github.sha }}"
+    assert "sha256sum" in _run_text(jobs["package"])
+
+
+def test_main_and_pull_requests_run_ci_before_anything_deploys() -> None:
+    workflow = _load(WORKFLOWS / "deploy.yaml")
+    jobs = workflow["jobs"]
+
+    assert jobs["ci"]["uses"] == "$/.github/workflows/ci.yaml"
+    assert "refs/heads/main" in jobs["ci"]["if"] and "pull_request" in jobs["ci"]["if"]
+    assert jobs["locate"]["needs"] == "ci"
+    # A failed CI stops the run; a skipped one (tags, manual runs) lets locate find an earlier CI's zip.
+    assert "needs.ci.result == 'success'" in jobs["locate"]["if"]
+    assert "find-artifact" in _run_text(jobs["locate"])
+    assert _triggers(workflow)["push"]["branches"] == ["main"]
 
 
 def test_each_stack_has_one_concurrency_group_that_never_cancels_a_running_update() -> None:
@@ -214,20 +254,68 @@ def test_prod_waits_for_the_prod_environment_and_runs_on_release_tags() -> None:
     assert "prod" in triggers["workflow_dispatch"]["inputs"]["target"]["options"]
 
 
-def test_the_zip_is_built_once_and_every_deploy_uses_it_as_the_artifact_path() -> None:
+def test_nothing_in_deploy_builds_and_every_deploy_uses_the_commits_verified_zip() -> None:
     jobs = _jobs("deploy.yaml")
 
-    builders = [name for name, job in jobs.items() if "make package" in _run_text(job)]
-    assert builders == ["build"]
-    for name in ("dev", "prod", "review", "preview"):
+    assert "make package" not in (WORKFLOWS / "deploy.yaml").read_text()
+    for name in ("dev", "prod", "prod-preview", "review", "preview"):
         job = jobs[name]
-        assert job["needs"] == "build", name
-        assert _steps_using(job, DOWNLOAD_ARTIFACT), name
+        needs = [job["needs"]] if isinstance(job["needs"], str) else job["needs"]
+        assert "locate" in needs, name
+        (download,) = _steps_using(job, DOWNLOAD_ARTIFACT)
+        assert download["with"]["name"] == "${{ needs.locate.outputs.artifact-name }}", name
+        assert download["with"]["run-id"] == "${{ needs.locate.outputs.run-id }}", name
+        assert job["permissions"]["actions"] == "read", name
+        assert '"$PROMOTE_SCRIPT" verify' in _run_text(job), name
         uses_path = "blog-api:artifactPath=" in _run_text(job) or any(
             "blog-api:artifactPath" in str(step.get("with", {}).get("config-map", ""))
             for step in job["steps"]
         )
         assert uses_path, name
+
+
+def test_deploy_jobs_check_locate_explicitly_so_a_skipped_ci_does_not_skip_them() -> None:
+    # GitHub skips a job when any job it depends on, even indirectly, was skipped, unless its condition
+    # says otherwise; tags and manual runs skip `ci`.
+    jobs = _jobs("deploy.yaml")
+    for name in ("dev", "prod", "prod-preview", "review", "preview"):
+        assert jobs[name]["if"].startswith("!cancelled() && needs.locate.result == 'success'"), name
+
+
+def test_every_pulumi_up_records_the_digest_it_deployed() -> None:
+    runs = [
+        " ".join(str(step["run"]).replace("\\\n", " ").split())
+        for job in _jobs("deploy.yaml").values()
+        for step in job.get("steps", [])
+        if "pulumi up --yes" in str(step.get("run", ""))
+    ]
+    assert len(runs) == 3  # dev, prod, review
+    assert all('--message "$REF@$SHA sha256:$DIGEST"' in run for run in runs), runs
+
+
+def test_a_release_previews_the_zip_that_ran_on_dev_before_approval() -> None:
+    jobs = _jobs("deploy.yaml")
+    preview, prod = jobs["prod-preview"], jobs["prod"]
+
+    assert preview["if"] == prod["if"].replace(" && needs.prod-preview.result == 'success'", "")
+    assert "refs/tags/v" in prod["if"] and "needs.prod-preview.result == 'success'" in prod["if"]
+    assert prod["needs"] == ["locate", "prod-preview"]
+    assert prod["environment"] == "prod" and preview["environment"] == "prod-preview"
+    text = _run_text(preview)
+    assert text.index("ran-on-dev") < text.index("pulumi preview --diff --stack prod")
+    assert "GITHUB_STEP_SUMMARY" in text
+    # prod deploys only the digest that was previewed.
+    assert "needs.prod-preview.outputs.digest" in str(prod["steps"])
+    assert "pulumi preview" not in _run_text(prod)
+
+
+def test_previews_use_a_token_that_is_not_the_deploy_token() -> None:
+    jobs = _jobs("deploy.yaml")
+    (pulumi,) = _steps_using(jobs["preview"], "pulumi/actions@")
+    assert pulumi["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_PREVIEW_TOKEN }}"
+    assert jobs["prod-preview"]["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_PREVIEW_TOKEN }}"
+    for name in ("dev", "prod", "review"):
+        assert jobs[name]["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}", name
 
 
 def test_pull_requests_get_a_preview_comment() -> None:
