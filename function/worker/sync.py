@@ -107,7 +107,6 @@ class SyncSummary:
             "archived": self.archived,
             "unchanged": self.unchanged,
             "failedPaths": [f.path for f in self.failures],
-            "left": len(self.left),
         }
 
     def log_fields(self) -> dict[str, Any]:
