@@ -198,3 +198,17 @@ def test_a_20000_article_first_sync_stays_in_bounded_transactions_over_several_i
     assert max(sum(article_bytes(a) for a in b) for b in written) <= TRANSACTION_MAX_BYTES
     # 20 chunks of 7.5 s modelled: 5 fit in 60 s with the 15 s margin, so four invocations.
     assert invocations == 4
+
+
+def test_a_first_sync_in_chunks_still_reads_by_tarball_and_a_small_tail_by_blob(blog: Blog) -> None:
+    """Most of the repository wanted, one chunk at a time: each chunk of more than 50 files comes from
+    the tarball (one chunk alone would be under half the repository), the 5-file tail by blob."""
+    blog.commit({f"articles/t{i:03}.md": article(f"T{i}") for i in range(125)})
+
+    with blog.store() as store:
+        summary = Worker(store, blog.source, chunk_max_files=60).sync_user(USER)
+
+    assert summary.succeeded == 125 and summary.fetched == 125
+    # each tarball is the API's redirect and the download
+    assert blog.github.count("tarball") == 2 and blog.github.count("codeload") == 2, blog.github.counts()
+    assert blog.github.count("blob") == 5
