@@ -6,6 +6,7 @@ import json
 import logging
 from typing import Any
 
+from function.aws.deadline import Deadline
 from function.errors import PassThroughFailed
 
 log = logging.getLogger(__name__)
@@ -13,6 +14,9 @@ log = logging.getLogger(__name__)
 # Set in the WSGI environ by function.handler for events that came through the pass-through path.
 # An HTTP request cannot set it: headers arrive as HTTP_* keys, never as this one.
 PASS_THROUGH_ENVIRON_KEY = "blog_api.pass_through"  # noqa: S105 - a WSGI environ key, not a secret
+# The invocation's Deadline (from the Lambda context), for the route to hand to the worker. Same origin
+# as the key above: only this process's own pass-through can set it.
+DEADLINE_ENVIRON_KEY = "blog_api.deadline"
 
 
 def is_http_event(event: Any) -> bool:
@@ -37,7 +41,7 @@ def dispatch(app: Any, event: Any, context: Any) -> Any:
             # event's shape. Raising would make Lambda retry an event that can never succeed.
             log.warning("Malformed HTTP event", extra={"error_type": type(exc).__name__})
             return _bad_http_event()
-    return post_to_pass_through(app, event)
+    return post_to_pass_through(app, event, Deadline.from_lambda_context(context))
 
 
 def _bad_http_event() -> dict[str, Any]:
@@ -45,8 +49,12 @@ def _bad_http_event() -> dict[str, Any]:
     return {"statusCode": 400, "headers": {"Content-Type": "application/json"}, "body": json.dumps(body)}
 
 
-def post_to_pass_through(app: Any, event: Any) -> dict[str, Any]:
-    """POST ``event`` as JSON to the pass-through path inside this process; raise on a 5xx answer."""
+def post_to_pass_through(app: Any, event: Any, deadline: Deadline | None = None) -> dict[str, Any]:
+    """POST ``event`` as JSON to the pass-through path inside this process; raise on a 5xx answer.
+    ``deadline`` (the invocation's end) travels in the request's environ, for the worker."""
+    environ: dict[str, Any] = {PASS_THROUGH_ENVIRON_KEY: True}
+    if deadline is not None:
+        environ[DEADLINE_ENVIRON_KEY] = deadline
     path = app.extensions["blog_api"].settings.pass_through_path
     body = event if isinstance(event, bytes | bytearray) else json.dumps(event).encode()
     client = app.test_client()
@@ -54,7 +62,7 @@ def post_to_pass_through(app: Any, event: Any) -> dict[str, Any]:
         path,
         data=body,
         content_type="application/json",
-        environ_overrides={PASS_THROUGH_ENVIRON_KEY: True},
+        environ_overrides=environ,
     )
     text = answer.get_data(as_text=True)
     if answer.status_code >= 500:

@@ -120,7 +120,7 @@ def redeliver(ctx: Context, since: timedelta, dry_run: bool) -> None:
     from function.github.hook_deliveries import api_from_settings
     from function.store.connection import connection
     from function.store.sweep_state import SweepStateStore
-    from function.worker.redelivery import MAX_WINDOW, iter_lines, sweep
+    from function.worker.redelivery import MAX_WINDOW, iter_lines, sweep, sync_undelivered_push
 
     services = ctx.services()
     if since > MAX_WINDOW:
@@ -129,7 +129,15 @@ def redeliver(ctx: Context, since: timedelta, dry_run: bool) -> None:
     api, http = api_from_settings(services.settings)
     try:
         with connection(ctx.existing_database()) as db:
-            report = sweep(api, SweepStateStore(db), now=datetime.now(UTC), window=since, dry_run=dry_run)
+            report = sweep(
+                api,
+                SweepStateStore(db),
+                now=datetime.now(UTC),
+                window=since,
+                dry_run=dry_run,
+                # A push that never reached the function (413, no answer) is synced here instead.
+                full_sync=lambda attempt: sync_undelivered_push(services, api, attempt),
+            )
     finally:
         http.close()
     click.echo(
@@ -141,8 +149,12 @@ def redeliver(ctx: Context, since: timedelta, dry_run: bool) -> None:
     verb = "would redeliver" if dry_run else "redelivered"
     planned = sum(d.verdict == "redeliver" for d in report.decisions)
     done = planned if dry_run else len(report.redelivered)
+    synced = sum(d.verdict == "full sync" for d in report.decisions) if dry_run else len(report.synced)
     click.echo(
-        f"{verb} {done}, refused {len(report.errors)}" + (" (dry run: nothing sent)" if dry_run else "")
+        f"{verb} {done}, "
+        + (f"synced instead {synced}, " if synced else "")
+        + f"refused {len(report.errors)}"
+        + (" (dry run: nothing sent)" if dry_run else "")
     )
     if report.errors:
         sys.exit(1)

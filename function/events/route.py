@@ -8,7 +8,8 @@ from typing import Any
 
 from flask import Blueprint, request
 
-from function.aws.dispatch import PASS_THROUGH_ENVIRON_KEY
+from function.aws.deadline import UNLIMITED, Deadline
+from function.aws.dispatch import DEADLINE_ENVIRON_KEY, PASS_THROUGH_ENVIRON_KEY
 from function.errors import BlogApiError, Forbidden, Unavailable
 from function.events.run import log_complete, run_push
 from function.web import services
@@ -44,7 +45,8 @@ def make_blueprint(path: str) -> Blueprint:
             # it (inline mode serves this route over HTTP, so the marker is checked here too).
             if not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
                 raise Forbidden("the redelivery sweep only runs from the function's schedule")
-            return redelivery.run_scheduled(svc, svc.metrics()).to_json(), 200
+            report = redelivery.run_scheduled(svc, svc.metrics(), deadline=_deadline())
+            return report.to_json(), 200
         env = envelope.parse_and_verify(settings.webhook_secret, raw)
 
         push = env.push
@@ -57,7 +59,13 @@ def make_blueprint(path: str) -> Blueprint:
                 push = decision
         if env.event != "push" or push is None:
             return _finish_here(svc, env, skip_reason)
-        summary = run_push(env.delivery, env.event, env.received_at, push)
+        summary = run_push(env.delivery, env.event, env.received_at, push, deadline=_deadline())
+        if summary.left:
+            # The time budget ran out: what was read is committed; the retry reads only the rest.
+            raise Unavailable(
+                f"time budget reached: {len(summary.left)} changed files left for the next run; "
+                "the delivery will be retried"
+            )
         if summary.retryable:
             # Committed what could be; answer 5xx so Lambda retries and fetches only what failed.
             raise Unavailable(
@@ -67,6 +75,12 @@ def make_blueprint(path: str) -> Blueprint:
         return summary.to_json(), 200
 
     return blueprint
+
+
+def _deadline() -> Deadline:
+    """The invocation's deadline, set by the handler's pass-through (none for an HTTP request)."""
+    deadline = request.environ.get(DEADLINE_ENVIRON_KEY)
+    return deadline if isinstance(deadline, Deadline) else UNLIMITED
 
 
 def _finish_here(svc: Any, env: envelope.Envelope, skip_reason: str) -> tuple[dict[str, Any], int]:

@@ -7,6 +7,7 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from function.aws.deadline import UNLIMITED, Deadline
 from function.observability import metrics
 from function.observability.logs import COMPLETE_MESSAGE
 from function.web import services
@@ -32,14 +33,21 @@ def parse_time(value: str | None) -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def run_push(delivery: str, event: str, received_at: str | None, push: PushRef) -> SyncSummary:
-    """Sync the pushing user's articles; logs ``Webhook processing complete`` when done."""
+def run_push(
+    delivery: str,
+    event: str,
+    received_at: str | None,
+    push: PushRef,
+    *,
+    deadline: Deadline = UNLIMITED,
+) -> SyncSummary:
+    """Sync the pushing user's articles within ``deadline``; logs ``Webhook processing complete``."""
     started = time.perf_counter()
     svc = services()
     info = DeliveryInfo(delivery_id=delivery, event=event, received_at=parse_time(received_at))
     try:
         with svc.store() as store:
-            summary = svc.worker(store).process_push(info, push)
+            summary = svc.worker(store).process_push(info, push, deadline=deadline)
     except Exception as exc:
         metrics.record_processing_error(svc.metrics(), delivery, type(exc).__name__)
         log_complete(delivery, started, "failed", level=logging.WARNING, error_type=type(exc).__name__)

@@ -25,6 +25,10 @@ log = logging.getLogger(__name__)
 PER_PAGE = 100
 # GitHub's status for an attempt that got a 2xx answer; anything else is a failure (the doc's rule).
 STATUS_OK = "OK"
+# GitHub's ``status_code`` for an attempt that never got an answer (time-out, connection refused): 0.
+NO_ANSWER = 0
+# The answer API Gateway gives a request over Lambda's 6 MB synchronous payload limit.
+TOO_LARGE = 413
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,12 @@ class HookDelivery:
     @property
     def ok(self) -> bool:
         return self.status == STATUS_OK
+
+    @property
+    def never_reached_us(self) -> bool:
+        """A push GitHub could not hand over: too large for Lambda (413), or no answer at all. A
+        redelivery sends the same bytes and fails the same way."""
+        return self.event == "push" and self.status_code in (TOO_LARGE, NO_ANSWER) and not self.ok
 
     @classmethod
     def from_json(cls, data: Any) -> HookDelivery:
@@ -76,6 +86,10 @@ class HookDeliveriesApi(Protocol):
 
     def redeliver(self, delivery_id: int) -> None:
         """Ask GitHub to deliver this attempt again; raises RedeliveryRefused when GitHub says no."""
+
+    def request_payload(self, delivery_id: int) -> Any:
+        """The JSON payload GitHub sent in this attempt (``GET /app/hook/deliveries/{id}``'s
+        ``request.payload``); raises SourceUnavailable when it cannot be read."""
 
 
 class GitHubHookDeliveries:
@@ -122,6 +136,22 @@ class GitHubHookDeliveries:
             raise RedeliveryRefused(str(exc)) from None
         if answer.status not in (200, 202):
             raise RedeliveryRefused(f"GitHub answered {answer.status}: {_message(answer.body)}")
+
+    def request_payload(self, delivery_id: int) -> Any:
+        url = f"{self._api_url}/app/hook/deliveries/{int(delivery_id)}"
+        what = f"reading App hook delivery {int(delivery_id)}"
+        try:
+            answer = self._http.request("GET", url, headers=self._headers())
+        except HttpError as exc:
+            raise SourceUnavailable(f"{what}: {exc}") from None
+        _raise_for_status(answer.status, what)
+        try:
+            request = json.loads(answer.body).get("request") or {}
+            payload = request.get("payload")
+            # Documented as an object; a payload sent form-encoded or stored as text comes as a string.
+            return json.loads(payload) if isinstance(payload, str) else payload
+        except (ValueError, AttributeError):
+            raise SourceUnavailable(f"{what}: the answer holds no JSON request payload") from None
 
 
 def _message(body: bytes) -> str:

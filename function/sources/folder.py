@@ -52,7 +52,14 @@ class DirectorySource:
                 files.append(RepoFile(path=path, sha=git_blob_sha(data)))
         return Snapshot(head_sha=_head_sha(files), files=tuple(files), complete=True)
 
-    def fetch(self, repo: RepoRef, snapshot: Snapshot, files: Sequence[RepoFile]) -> list[FetchResult]:
+    def fetch(
+        self,
+        repo: RepoRef,
+        snapshot: Snapshot,
+        files: Sequence[RepoFile],
+        *,
+        wanted_in_all: int | None = None,
+    ) -> list[FetchResult]:
         """Read ``files``. A file that is gone, unreadable, or changed since ``snapshot`` yields a
         non-retryable ``FetchFailure`` (the next sync sees its new state); this never raises."""
         try:

@@ -241,7 +241,14 @@ class GitHubSource:
 
     # -- fetch -------------------------------------------------------------------------------------
 
-    def fetch(self, repo: RepoRef, snapshot: Snapshot, files: Sequence[RepoFile]) -> list[FetchResult]:
+    def fetch(
+        self,
+        repo: RepoRef,
+        snapshot: Snapshot,
+        files: Sequence[RepoFile],
+        *,
+        wanted_in_all: int | None = None,
+    ) -> list[FetchResult]:
         """Fetch ``files`` at ``snapshot``; one result per file, in the order given, never raising.
 
         Each content is verified against its blob SHA. Failures are ``FetchFailure`` with
@@ -252,7 +259,12 @@ class GitHubSource:
         if not wanted and not too_big:
             return []
         contents: dict[str, bytes] = {}
-        if self._wants_tarball(len(wanted), len(snapshot.files)):
+        # A first sync read in chunks still goes by tarball (one per chunk, each keeping only that
+        # chunk's files): 20 downloads of 20,000 articles cost less than 20,000 blob requests, which
+        # would also exceed an installation's 5,000 requests an hour. A chunk of a few files (the tail)
+        # goes by blob all the same.
+        in_all = max(wanted_in_all or 0, len(wanted))
+        if len(wanted) > self.tarball_min_files and self._wants_tarball(in_all, len(snapshot.files)):
             contents = self._fetch_tarball(repo, snapshot.head_sha, wanted)
         missing_shas = sorted({f.sha for f in wanted if f.path not in contents})
         by_sha = self._fetch_blobs(repo, missing_shas)

@@ -69,7 +69,16 @@ class ArticleSource(Protocol):
         read at call time. Raises SourceUnavailable when the head or listing cannot be read."""
         ...
 
-    def fetch(self, repo: RepoRef, snapshot: Snapshot, files: Sequence[RepoFile]) -> list[FetchResult]:
+    def fetch(
+        self,
+        repo: RepoRef,
+        snapshot: Snapshot,
+        files: Sequence[RepoFile],
+        *,
+        wanted_in_all: int | None = None,
+    ) -> list[FetchResult]:
         """Fetch the content of ``files`` (a subset of ``snapshot.files``). One result per file, in any
-        order; a file that cannot be fetched yields a FetchFailure and never raises."""
+        order; a file that cannot be fetched yields a FetchFailure and never raises.
+        ``wanted_in_all``: how many files the sync fetches over all its chunks (``files`` is one), for a
+        source that chooses between per-file requests and one download of the whole repository."""
         ...

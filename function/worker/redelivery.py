@@ -7,17 +7,23 @@ across redeliveries of one delivery); for every guid none of whose attempts has 
 redeliver one attempt with ``POST /app/hook/deliveries/{id}/attempts``. We redeliver the newest failed
 attempt, look back at most 3 days, and keep a watermark (``function.store.sweep_state``) so that no failed
 attempt is ever redelivered twice, by the schedule or by ``blog-api redeliver``.
+
+A push GitHub could not hand over at all (413: over Lambda's 6 MB payload limit, or no answer) would
+fail the same way when redelivered: the scheduled sweep instead reads the attempt's request payload
+(``GET /app/hook/deliveries/{id}``) and runs the worker on that push itself, a full scan of the
+repository the user is pinned to, so the push lands however large its delivery was.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import RedeliveryRefused
 from function.observability.metrics import MetricsSink, NullMetrics, count
 from function.store.records import Watermark
@@ -44,17 +50,22 @@ class Decision:
     """What the sweep does about one guid that has no successful attempt."""
 
     attempt: HookDelivery  # the guid's newest attempt
-    verdict: str  # "redeliver" | "already handled" | "gave up"
+    verdict: str  # "redeliver" | "full sync" | "already handled" | "gave up"
     attempts: int
 
 
 def plan(
-    deliveries: list[HookDelivery], *, handled_up_to: int | None, max_redeliveries: int = MAX_REDELIVERIES
+    deliveries: list[HookDelivery],
+    *,
+    handled_up_to: int | None,
+    max_redeliveries: int = MAX_REDELIVERIES,
+    can_sync: bool = False,
 ) -> list[Decision]:
     """Group by guid; for each guid with no ``OK`` attempt, decide about its newest attempt.
 
     An attempt at or below the watermark ``handled_up_to`` was decided by an earlier sweep (its
-    redelivery, if any, is a newer attempt): nothing is done twice.
+    redelivery, if any, is a newer attempt): nothing is done twice. With ``can_sync``, a push that
+    never reached the function (413, no answer) is synced by the sweep instead of redelivered.
     """
     by_guid: dict[str, list[HookDelivery]] = {}
     for delivery in deliveries:
@@ -66,6 +77,8 @@ def plan(
         newest = max(attempts, key=lambda a: (a.delivered_at, a.id))
         if handled_up_to is not None and newest.id <= handled_up_to:
             verdict = "already handled"
+        elif can_sync and newest.never_reached_us:
+            verdict = "full sync"
         elif sum(a.redelivery for a in attempts) >= max_redeliveries:
             verdict = "gave up"
         else:
@@ -83,6 +96,7 @@ class SweepReport:
     guids: int = 0
     decisions: list[Decision] = field(default_factory=list)
     redelivered: list[HookDelivery] = field(default_factory=list)
+    synced: list[tuple[HookDelivery, str]] = field(default_factory=list)  # (attempt, outcome)
     errors: list[tuple[HookDelivery, str]] = field(default_factory=list)
     watermark: Watermark | None = None  # saved after this sweep (None: unchanged)
 
@@ -94,6 +108,7 @@ class SweepReport:
             "fetched": self.fetched,
             "guids": self.guids,
             "redelivered": [d.id for d in self.redelivered],
+            "synced": [{"id": d.id, "outcome": outcome} for d, outcome in self.synced],
             "alreadyHandled": sum(d.verdict == "already handled" for d in self.decisions),
             "gaveUp": sum(d.verdict == "gave up" for d in self.decisions),
             "errors": [{"id": d.id, "error": message} for d, message in self.errors],
@@ -127,11 +142,13 @@ def sweep(
     dry_run: bool = False,
     catch_up: bool = False,
     metrics: MetricsSink | None = None,
+    full_sync: FullSync | None = None,
 ) -> SweepReport:
     """List, decide, redeliver (unless ``dry_run``) and move the watermark (unless ``dry_run``).
 
     A redelivery GitHub refuses is reported, and the watermark stays below that attempt so the next
-    sweep tries it again.
+    sweep tries it again. With ``full_sync``, a push that never reached the function is handed to it
+    instead of redelivered; one that fails (or leaves files for later) is an error the same way.
     """
     previous = state.load() if state is not None else None
     report = SweepReport(since=window_start(now, window, previous, catch_up=catch_up), dry_run=dry_run)
@@ -140,11 +157,17 @@ def sweep(
     deliveries, report.pages = fetch_since(api, report.since)
     report.fetched = len(deliveries)
     report.guids = len({d.guid for d in deliveries})
-    report.decisions = plan(deliveries, handled_up_to=previous.delivery_id if previous else None)
+    report.decisions = plan(
+        deliveries, handled_up_to=previous.delivery_id if previous else None, can_sync=full_sync is not None
+    )
     for decision in report.decisions:
-        if decision.verdict != "redeliver" or dry_run:
+        if decision.verdict not in ("redeliver", "full sync") or dry_run:
             continue
         attempt = decision.attempt
+        if decision.verdict == "full sync":
+            assert full_sync is not None  # plan() chose it only with one
+            _sync_instead(full_sync, attempt, report)
+            continue
         try:
             api.redeliver(attempt.id)
         except RedeliveryRefused as exc:
@@ -175,6 +198,24 @@ def sweep(
         report.watermark = _next_watermark(deliveries, report.errors, now, previous)
         state.save(report.watermark)
     return report
+
+
+# Syncs the push of a hook delivery attempt that never reached the function; returns the outcome
+# ("success", "partial", "skipped"), raises when the sync should be tried again by the next sweep.
+FullSync = Callable[["HookDelivery"], str]
+
+
+def _sync_instead(full_sync: FullSync, attempt: HookDelivery, report: SweepReport) -> None:
+    fields = {"delivery": attempt.guid, "hook_delivery_id": attempt.id, "status_code": attempt.status_code}
+    try:
+        outcome = full_sync(attempt)
+    except Exception as exc:  # noqa: BLE001 - any failure leaves the attempt for the next sweep
+        message = f"full sync failed: {type(exc).__name__}: {exc}"[:500]
+        report.errors.append((attempt, message))
+        log.warning("Full sync for an undeliverable push failed", extra={**fields, "error": message})
+        return
+    report.synced.append((attempt, outcome))
+    log.info("Synced an undeliverable push instead of redelivering it", extra={**fields, "outcome": outcome})
 
 
 def _next_watermark(
@@ -216,8 +257,11 @@ def is_scheduled_event(raw: bytes) -> bool:
     return isinstance(data, dict) and data.get("kind") == SCHEDULED_REDELIVERY_KIND
 
 
-def run_scheduled(services: Any, metrics: MetricsSink, now: datetime | None = None) -> SweepReport:
-    """The schedule's sweep inside the function: the default window, the watermark in the database."""
+def run_scheduled(
+    services: Any, metrics: MetricsSink, now: datetime | None = None, *, deadline: Deadline = UNLIMITED
+) -> SweepReport:
+    """The schedule's sweep inside the function: the default window, the watermark in the database;
+    pushes too large for Lambda are synced here, within ``deadline``."""
     from function.github.hook_deliveries import api_from_settings
     from function.store.sweep_state import SweepStateStore
 
@@ -230,6 +274,7 @@ def run_scheduled(services: Any, metrics: MetricsSink, now: datetime | None = No
                 now=now or datetime.now(UTC),
                 catch_up=True,
                 metrics=metrics,
+                full_sync=lambda attempt: sync_undelivered_push(services, api, attempt, deadline),
             )
     finally:
         http.close()
@@ -245,12 +290,35 @@ def run_scheduled(services: Any, metrics: MetricsSink, now: datetime | None = No
     return report
 
 
+def sync_undelivered_push(
+    services: Any, api: Any, attempt: HookDelivery, deadline: Deadline = UNLIMITED
+) -> str:
+    """Run the worker on the push an attempt carried, read back from GitHub's delivery record: the user
+    pinned to its repository is synced (a full scan of the tree, as every sync is), under the attempt's
+    guid, so ``blog-api deliveries`` shows it. Raises when the sync should be tried again."""
+    from function.webhooks.push import DeliveryInfo, Skip, classify_push
+
+    payload = api.request_payload(attempt.id)
+    push = classify_push(payload, services.settings.article_branch)
+    if isinstance(push, Skip):
+        log.info("Undeliverable push needs no sync", extra={"delivery": attempt.guid, "reason": push.reason})
+        return "skipped"
+    info = DeliveryInfo(delivery_id=attempt.guid, event="push", received_at=_naive(attempt.delivered_at))
+    with services.store() as store:
+        summary = services.worker(store).process_push(info, push, deadline=deadline)
+    if summary.retryable:
+        left = f", {len(summary.left)} files left for the next run" if summary.left else ""
+        raise RedeliveryRefused(f"{summary.failed} files failed{left}")
+    return str(summary.outcome)
+
+
 def iter_lines(report: SweepReport) -> Iterator[str]:
     """Human-readable lines for ``blog-api redeliver``."""
     for decision in report.decisions:
         a = decision.attempt
         what = {
             "redeliver": "would redeliver" if report.dry_run else "redelivered",
+            "full sync": "would sync instead" if report.dry_run else "synced instead",
             "already handled": "already handled",
             "gave up": f"gave up after {MAX_REDELIVERIES} redeliveries",
         }[decision.verdict]

@@ -17,12 +17,14 @@ from typing import Any, Protocol
 
 from function.articles.parse import is_article_path, parse_article, slug_for_path
 from function.articles.parsed import ParsedArticle
+from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import ArticleParseError, ConfigError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, FetchFailure, RepoFile, RepoRef, Snapshot
 from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES, transaction_batches
 from function.store.records import RememberedFailure
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
+from function.worker.budget import COMMIT_MARGIN_S, READ_CHUNK_BYTES, READ_CHUNK_FILES, read_chunks
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +68,14 @@ class SyncSummary:
     drafts: int = 0  # of the articles in sync, how many are drafts (publish false): not served
     skipped_reason: str | None = None
     listing_complete: bool = True  # False: the tree listing was truncated, so nothing was archived
+    # Changed files not read because the time budget ran out: left for the next run (not among
+    # ``succeeded`` or ``failed``); nothing was archived either.
+    left: list[str] = field(default_factory=list)
 
     @property
     def retryable(self) -> bool:
-        """True when some file failed for a reason that may pass (GitHub 5xx, time-out)."""
-        return any(f.retryable for f in self.failures)
+        """True when some file failed for a reason that may pass (GitHub 5xx, time-out), or was left."""
+        return bool(self.left) or any(f.retryable for f in self.failures)
 
     @property
     def unchanged(self) -> int:
@@ -83,6 +88,8 @@ class SyncSummary:
         is complete all the same; ``failed``: some file may pass on a retry (GitHub 5xx, time-out)."""
         if self.skipped_reason:
             return "skipped"
+        if self.left:
+            return "failed"
         if not self.failures:
             return "success"
         return "failed" if self.retryable else "partial"
@@ -113,6 +120,7 @@ class SyncSummary:
             "unchanged": self.unchanged,
             "drafts": self.drafts,
             "warnings": len(self.warnings),
+            "left": len(self.left),
             "head_sha": self.head_sha,
         }
 
@@ -183,7 +191,13 @@ class Worker:
         lock_timeout_s: float = 25.0,
         batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
         batch_max_bytes: int = TRANSACTION_MAX_BYTES,
+        chunk_max_files: int = READ_CHUNK_FILES,
+        chunk_max_bytes: int = READ_CHUNK_BYTES,
+        commit_margin_s: float = COMMIT_MARGIN_S,
     ) -> None:
+        self._chunk_max_files = chunk_max_files
+        self._chunk_max_bytes = chunk_max_bytes
+        self._commit_margin_s = commit_margin_s
         self._batch_max_articles = batch_max_articles
         self._batch_max_bytes = batch_max_bytes
         self._store = store
@@ -195,8 +209,12 @@ class Worker:
         self._clock = clock
         self._lock_timeout_s = lock_timeout_s
 
-    def process_push(self, delivery: DeliveryInfo, push: PushRef) -> SyncSummary:
-        """Process one push delivery, at-least-once safe.
+    def process_push(
+        self, delivery: DeliveryInfo, push: PushRef, *, deadline: Deadline = UNLIMITED
+    ) -> SyncSummary:
+        """Process one push delivery, at-least-once safe, within ``deadline`` (the invocation's end):
+        no chunk of changed files starts unless it can be committed and recorded before it, and the
+        files left are in the summary, the delivery record and the log (the retry reads only those).
 
         The per-user lock serialises deliveries for one user, and the head is read inside it, so
         two deliveries that run at once or finish out of order can never roll content back. A
@@ -227,7 +245,7 @@ class Worker:
             replayed = self._already_synced(delivery, push)
             if replayed is not None:
                 return replayed
-            repo = RepoRef(push.repository, push.branch, push.installation_id, pushed_head=push.after)
+            repo = repo_of(push)
             # GitHub and the database are both tens of milliseconds away, and neither needs the other
             # until the writes: the repository is read (listing, changed files, parsing) on another
             # thread as soon as the lock is held (the head must be read under it), while this thread
@@ -236,7 +254,7 @@ class Worker:
             # database's round trips. The block ends only once the read is over.
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read") as pool:
                 index_loaded: Future[_Known] = Future()
-                reading = pool.submit(self._read_when_indexed, repo, index_loaded)
+                reading = pool.submit(self._read_when_indexed, repo, index_loaded, deadline)
                 try:
                     known = self._load_known(user.id)
                 except BaseException as exc:
@@ -246,7 +264,7 @@ class Worker:
                 previous = self._store.get_delivery(delivery.delivery_id)
                 if previous is not None and previous.outcome in ("success", "partial"):
                     return SyncSummary(skipped_reason="delivery already processed")
-                return self._process_locked(user, delivery, push, known, reading)
+                return self._process_locked(user, delivery, push, known, reading, deadline)
 
     def _load_known(self, user_id: int) -> _Known:
         return _Known(self._store.load_index(user_id), self._store.load_failures(user_id))
@@ -340,7 +358,8 @@ class Worker:
         delivery: DeliveryInfo,
         push: PushRef,
         known: _Known,
-        reading: Future[_Read],
+        reading: Future[tuple[_Plan, _Chunk | None]],
+        deadline: Deadline,
     ) -> SyncSummary:
         """The delivery's work once its user's lock is held and the repository's read is on the way."""
         self._start(delivery, push)
@@ -349,7 +368,8 @@ class Worker:
             # the named repository pins its id. Never a change: ``follows`` let only these through.
             self._store.pin_repository(user.id, user.repository or push.repository, push.repository_id)
         try:
-            summary = self._write(user.id, reading.result(), known)
+            plan, first = reading.result()
+            summary = self._sync(user.id, repo_of(push), plan, known, deadline, first=first)
         except Exception as exc:
             self._finish_failed(delivery, f"{type(exc).__name__}: {exc}"[:2000])
             raise
@@ -375,6 +395,7 @@ class Worker:
         branch: str | None = None,
         repository: str | None = None,
         progress: Progress | None = None,
+        deadline: Deadline = UNLIMITED,
     ) -> SyncSummary:
         """A full scan for one user now (the CLI's ``sync``), under the same lock as deliveries, of the
         repository the user follows. ``repository`` (owner/name) names it for a user who follows none
@@ -392,17 +413,23 @@ class Worker:
             if user.repository is None and repository:
                 self._store.pin_repository(user.id, repository, None)
             known = self._load_known(user.id)
-            read = self._read(repo, self._source.snapshot(repo), known, progress)
-            return self._write(user.id, read, known)
+            plan = self._plan(self._source.snapshot(repo), known)
+            return self._sync(user.id, repo, plan, known, deadline, progress=progress)
 
-    def _read_when_indexed(self, repo: RepoRef, index_loaded: Future[_Known]) -> _Read:
+    def _read_when_indexed(
+        self, repo: RepoRef, index_loaded: Future[_Known], deadline: Deadline
+    ) -> tuple[_Plan, _Chunk | None]:
+        """The listing, its diff with the index and the first chunk: the part of a push's read that
+        can go on while the database work before the writes runs."""
         snapshot = self._source.snapshot(repo)
-        return self._read(repo, snapshot, index_loaded.result())
+        plan = self._plan(snapshot, index_loaded.result())
+        chunks = self._chunks(plan)
+        if not chunks or not deadline.allows(self._commit_margin_s):
+            return plan, None
+        return plan, self._read_chunk(repo, plan, chunks[0], deadline)
 
-    def _read(
-        self, repo: RepoRef, snapshot: Snapshot, known: _Known, progress: Progress | None = None
-    ) -> _Read:
-        """Diff the listing against the index, fetch and parse what changed: no database access.
+    def _plan(self, snapshot: Snapshot, known: _Known) -> _Plan:
+        """Diff the listing against the index: which files changed. No database access.
         A file that failed to parse at the same blob before is reported again but not fetched."""
         started = time.monotonic()
         index = known.index
@@ -423,108 +450,149 @@ class Worker:
                 failures.append(FileFailure(file.path, remembered.message, False, remembered=True))
             elif (stored := index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived:
                 changed.append(file)
-        if progress:
-            progress(0, len(changed))
+        _log_failures(failures)
+        by_path = {file.path: slug for slug, file in files_by_slug.items()}
+        return _Plan(snapshot, set(files_by_slug), badly_named, changed, failures, by_path, started)
 
-        parsed: list[ParsedArticle] = []
-        parse_failures: list[tuple[str, RepoFile, str]] = []
-        by_path = {file.path: (slug, file) for slug, file in files_by_slug.items()}
-        results = self._source.fetch(repo, snapshot, changed) if changed else []
-        for done, result in enumerate(results, start=1):
+    def _chunks(self, plan: _Plan) -> list[list[RepoFile]]:
+        return list(read_chunks(plan.changed, self._chunk_max_files, self._chunk_max_bytes))
+
+    def _read_chunk(
+        self, repo: RepoRef, plan: _Plan, files: Sequence[RepoFile], deadline: Deadline
+    ) -> _Chunk:
+        """Fetch and parse one chunk of changed files, timed on the deadline's clock."""
+        began = deadline.remaining()
+        chunk = _Chunk(fetched=len(files))
+        by_sha_path = {(f.path, f.sha): f for f in files}
+        results = self._source.fetch(repo, plan.snapshot, files, wanted_in_all=len(plan.changed))
+        for result in results:
             if isinstance(result, FetchFailure):
-                failures.append(FileFailure(result.path, result.message, result.retryable))
-            else:
-                try:
-                    parsed.append(
-                        parse_article(
-                            result.path,
-                            result.sha,
-                            result.content,
-                            articles_dir=self._articles_dir,
-                            allow_raw_html=self._allow_raw_html,
-                            timezone=self._timezone,
-                            asset_base_url=self._asset_base_url,
-                        )
+                chunk.failures.append(FileFailure(result.path, result.message, result.retryable))
+                continue
+            try:
+                chunk.parsed.append(
+                    parse_article(
+                        result.path,
+                        result.sha,
+                        result.content,
+                        articles_dir=self._articles_dir,
+                        allow_raw_html=self._allow_raw_html,
+                        timezone=self._timezone,
+                        asset_base_url=self._asset_base_url,
                     )
-                except ArticleParseError as exc:
-                    failures.append(FileFailure(result.path, str(exc), retryable=False))
-                    slug, file = by_path[result.path]
-                    parse_failures.append((slug, file, str(exc)))
-            if progress:
-                progress(done, len(changed))
-        warnings = [FileWarning(a.path, message) for a in parsed for message in a.warnings]
-        for failure in failures:
-            log.warning(
-                "Article failed",
-                extra={
-                    "path": failure.path,
-                    "error": failure.message,
-                    "retryable": failure.retryable,
-                    "remembered": failure.remembered,
-                },
-            )
-        for warning in warnings:
+                )
+            except ArticleParseError as exc:
+                chunk.failures.append(FileFailure(result.path, str(exc), retryable=False))
+                file = by_sha_path.get((result.path, result.sha)) or RepoFile(result.path, result.sha)
+                chunk.parse_failures.append((plan.slug_by_path[result.path], file, str(exc)))
+        chunk.warnings = [FileWarning(a.path, message) for a in chunk.parsed for message in a.warnings]
+        _log_failures(chunk.failures)
+        for warning in chunk.warnings:
             log.warning("Article warning", extra={"path": warning.path, "warning": warning.message})
-        return _Read(
-            snapshot,
-            set(files_by_slug),
-            badly_named,
-            len(changed),
-            parsed,
-            failures,
-            started,
-            warnings,
-            parse_failures,
-        )
+        if deadline.limited:
+            chunk.read_s = began - deadline.remaining()
+        return chunk
 
-    def _write(self, user_id: int, read: _Read, known: _Known) -> SyncSummary:
-        """Apply a read to the database and sum it up."""
+    def _sync(
+        self,
+        user_id: int,
+        repo: RepoRef,
+        plan: _Plan,
+        known: _Known,
+        deadline: Deadline,
+        *,
+        first: _Chunk | None = None,
+        progress: Progress | None = None,
+    ) -> SyncSummary:
+        """Read and commit the changed files chunk by chunk, then archive what is gone, and sum it up.
+
+        Each chunk is committed (in bounded transactions) before the next is fetched, so one chunk's
+        contents are held at a time and a run cut short keeps what it committed. No chunk starts when
+        the deadline leaves less than the commit margin plus the slowest chunk so far: the files left
+        are reported, nothing is archived, and the retry reads only those files.
+        """
         index = known.index
-        snapshot = read.snapshot
+        snapshot = plan.snapshot
         # A truncated listing may just be missing paths: never archive from it.
         if snapshot.complete:
-            archive = [slug for slug, s in index.items() if slug not in read.slugs and not s.archived]
+            archive = [slug for slug, s in index.items() if slug not in plan.slugs and not s.archived]
         else:
             archive = []
             log.warning("Tree listing incomplete; nothing archived", extra={"head_sha": snapshot.head_sha})
+        chunks = self._chunks(plan)
+        total = len(plan.changed)
+        if progress:
+            progress(0, total)
+        read = _Read(plan)
+        written = archived = done = 0
+        slowest = 0.0
+        for number, files in enumerate(chunks):
+            if number == 0 and first is not None:
+                chunk = first
+            elif not deadline.allows(self._commit_margin_s + slowest):
+                read.left = [f.path for rest in chunks[number:] for f in rest]
+                _log_left(read.left, deadline, self._commit_margin_s + slowest)
+                break
+            else:
+                chunk = self._read_chunk(repo, plan, files, deadline)
+            began = deadline.remaining()
+            last = number == len(chunks) - 1
+            w, a = self._apply(user_id, chunk.parsed, archive if last else [], index)
+            written, archived = written + w, archived + a
+            read.add(chunk)
+            done += len(files)
+            if deadline.limited:
+                slowest = max(slowest, chunk.read_s + began - deadline.remaining())
+            if progress:
+                progress(done, total)
+        if not chunks:
+            written, archived = self._apply(user_id, [], archive, index)
+        self._remember_failures(user_id, read, known)
+        return self._summary(read, written, archived, index)
 
-        # The index was read under the user's lock, which is still held: apply need not read it again
-        # (the batches write disjoint slugs, so each one's part of the index is still what is stored).
-        # Bounded transactions: each batch is committed on its own and kept if a later one fails or the
-        # run is cut short; the retry finds those articles in sync and fetches only the rest. Archiving
-        # comes last, once every changed article has been written.
-        batches = list(transaction_batches(read.parsed, self._batch_max_articles, self._batch_max_bytes))
+    def _apply(
+        self, user_id: int, parsed: Sequence[ParsedArticle], archive: Sequence[str], index: Mapping[str, Any]
+    ) -> tuple[int, int]:
+        """Commit ``parsed`` in bounded transactions, archiving in the last one; (written, archived).
+
+        The index was read under the user's lock, which is still held: apply need not read it again
+        (the batches write disjoint slugs, so each one's part of the index is still what is stored).
+        Each batch is committed on its own and kept if a later one fails or the run is cut short."""
+        batches = list(transaction_batches(parsed, self._batch_max_articles, self._batch_max_bytes))
         written = archived = 0
         for number, batch in enumerate(batches or [[]], start=1):
             last = number == max(len(batches), 1)
             result = self._store.apply(user_id, batch, archive if last else [], self._clock(), index=index)
             written += result.written
             archived += result.archived
-        self._remember_failures(user_id, read, known)
-        parsed_by_slug = {a.slug: a for a in read.parsed}
+        return written, archived
+
+    def _summary(self, read: _Read, written: int, archived: int, index: Mapping[str, Any]) -> SyncSummary:
+        plan = read.plan
         failed_paths = {f.path for f in read.failures}
         drafts = 0
-        for slug in read.slugs:
-            if slug in parsed_by_slug:
-                drafts += not parsed_by_slug[slug].publish
+        for slug in plan.slugs:
+            if slug in read.publish:
+                drafts += not read.publish[slug]
             elif (stored := index.get(slug)) is not None and stored.path not in failed_paths:
                 drafts += not stored.publish
         summary = SyncSummary(
             warnings=read.warnings,
             drafts=drafts,
-            processed=len(read.slugs) + read.badly_named,
+            processed=len(plan.slugs) + plan.badly_named,
             fetched=read.fetched,
-            head_sha=snapshot.head_sha,
+            head_sha=plan.snapshot.head_sha,
             failures=read.failures,
             written=written,
             archived=archived,
             failed=len(read.failures),
-            listing_complete=snapshot.complete,
+            listing_complete=plan.snapshot.complete,
+            left=read.left,
         )
-        summary.succeeded = summary.processed - summary.failed
+        summary.succeeded = summary.processed - summary.failed - len(summary.left)
         log.info(
             "Reconciled articles",
-            extra={**summary.log_fields(), "duration_ms": round((time.monotonic() - read.started) * 1000, 1)},
+            extra={**summary.log_fields(), "duration_ms": round((time.monotonic() - plan.started) * 1000, 1)},
         )
         return summary
 
@@ -537,13 +605,13 @@ class Worker:
             if known.failures.get(slug) != RememberedFailure(slug, file.path, file.sha, message)
         ]
         still_failing = {f.path for f in read.failures}
-        parsed = {a.slug for a in read.parsed}
+        parsed = set(read.publish)
         forget = [
             slug
             for slug, failure in known.failures.items()
             if slug in parsed
-            or (read.snapshot.complete and slug not in read.slugs)
-            or (slug in read.slugs and failure.path not in still_failing)
+            or (read.plan.snapshot.complete and slug not in read.plan.slugs)
+            or (slug in read.plan.slugs and failure.path not in still_failing)
         ]
         if new or forget:
             self._store.remember_failures(user_id, new, forget)
@@ -557,20 +625,85 @@ class _Known:
     failures: Mapping[str, RememberedFailure]
 
 
-@dataclass
-class _Read:
-    """What was read from the repository for one reconcile: the listing, the article slugs in it, how
-    many files were fetched, the parsed articles and the files that failed."""
+@dataclass(frozen=True)
+class _Plan:
+    """A sync's plan: the listing, the article slugs in it, and which files changed since the last run."""
 
     snapshot: Snapshot
     slugs: set[str]
     badly_named: int  # article files whose name cannot be a slug (among the failures)
+    changed: list[RepoFile]
+    failures: list[FileFailure]  # found without reading: badly named, or remembered as broken
+    slug_by_path: dict[str, str]
+    started: float  # time.monotonic() when the sync began, for the log's duration
+
+
+@dataclass
+class _Chunk:
+    """One chunk of changed files, fetched and parsed: held until it is committed."""
+
     fetched: int
-    parsed: list[ParsedArticle]
-    failures: list[FileFailure]
-    started: float  # time.monotonic() when the read began, for the log's duration
+    read_s: float = 0.0  # how long fetching and parsing it took (on the deadline's clock)
+    parsed: list[ParsedArticle] = field(default_factory=list)
+    failures: list[FileFailure] = field(default_factory=list)
     warnings: list[FileWarning] = field(default_factory=list)
     parse_failures: list[tuple[str, RepoFile, str]] = field(default_factory=list)  # (slug, file, reason)
+
+
+@dataclass
+class _Read:
+    """What the committed chunks leave for the summary: no article contents, only their outcome."""
+
+    plan: _Plan
+    fetched: int = 0
+    publish: dict[str, bool] = field(default_factory=dict)  # slug -> publish, of the articles written
+    failures: list[FileFailure] = field(default_factory=list)
+    warnings: list[FileWarning] = field(default_factory=list)
+    parse_failures: list[tuple[str, RepoFile, str]] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.failures = list(self.plan.failures)
+
+    def add(self, chunk: _Chunk) -> None:
+        self.fetched += chunk.fetched
+        self.publish.update((a.slug, a.publish) for a in chunk.parsed)
+        self.failures += chunk.failures
+        self.warnings += chunk.warnings
+        self.parse_failures += chunk.parse_failures
+
+
+def repo_of(push: PushRef) -> RepoRef:
+    return RepoRef(push.repository, push.branch, push.installation_id, pushed_head=push.after)
+
+
+def _log_failures(failures: Sequence[FileFailure]) -> None:
+    for failure in failures:
+        log.warning(
+            "Article failed",
+            extra={
+                "path": failure.path,
+                "error": failure.message,
+                "retryable": failure.retryable,
+                "remembered": failure.remembered,
+            },
+        )
+
+
+# Paths named in the log line and the delivery record when the budget runs out (the count is whole).
+LEFT_PATHS_SHOWN = 50
+
+
+def _log_left(left: Sequence[str], deadline: Deadline, needed_s: float) -> None:
+    log.warning(
+        "Time budget reached; files left for the next run",
+        extra={
+            "left": len(left),
+            "left_paths": list(left[:LEFT_PATHS_SHOWN]),
+            "remaining_s": round(deadline.remaining(), 1),
+            "needed_s": round(needed_s, 1),
+        },
+    )
 
 
 OTHER_REPOSITORY = "other repository"
@@ -599,6 +732,13 @@ RETRYABLE_MARK = "[retryable]"
 def _delivery_error(summary: SyncSummary) -> str | None:
     """The delivery record's error text; what may pass on retry comes first, so its mark survives the cut."""
     parts = [] if summary.listing_complete else [f"tree listing truncated, nothing archived {RETRYABLE_MARK}"]
+    if summary.left:
+        shown = ", ".join(summary.left[:LEFT_PATHS_SHOWN])
+        more = len(summary.left) - LEFT_PATHS_SHOWN
+        parts.append(
+            f"time budget reached, {len(summary.left)} files left for the next run {RETRYABLE_MARK}: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+        )
     parts += [_failure_text(f) for f in sorted(summary.failures, key=lambda f: not f.retryable)]
     parts += [f"warning: {w.path}: {w.message}" for w in summary.warnings]
     return "; ".join(parts)[:2000] or None

@@ -1,7 +1,9 @@
 """GitHub's App hook-deliveries API on the GitHub stand-in (added through its ``add_route``).
 
 ``GET /app/hook/deliveries?per_page=&cursor=`` lists attempts newest first with a ``Link: rel="next"``
-cursor, as GitHub does; ``POST /app/hook/deliveries/{id}/attempts`` records a redelivery and answers 202.
+cursor, as GitHub does; ``GET /app/hook/deliveries/{id}`` gives one attempt with its ``request``
+(headers and JSON payload) and ``response``; ``POST /app/hook/deliveries/{id}/attempts`` records a
+redelivery and answers 202.
 Both need the App's JWT, checked by the stand-in.
 """
 
@@ -38,6 +40,7 @@ class HookDeliveries:
     history: list[dict[str, Any]] = field(default_factory=list)
     redelivered: list[int] = field(default_factory=list)
     refuse: set[int] = field(default_factory=set)  # attempt ids whose redelivery is answered 422
+    payloads: dict[int, Any] = field(default_factory=dict)  # attempt id -> the request payload sent
     _ids: Any = field(default_factory=lambda: itertools.count(1000))
     _lock: Any = field(default_factory=threading.Lock)
 
@@ -45,6 +48,9 @@ class HookDeliveries:
         self.standin.add_route("GET", r"/app/hook/deliveries", self._list, kind="hook_deliveries", auth="app")
         self.standin.add_route(
             "POST", r"/app/hook/deliveries/(?P<id>\d+)/attempts", self._attempt, kind="redeliver", auth="app"
+        )
+        self.standin.add_route(
+            "GET", r"/app/hook/deliveries/(?P<id>\d+)", self._one, kind="hook_delivery", auth="app"
         )
         return self
 
@@ -57,6 +63,7 @@ class HookDeliveries:
         event: str = "push",
         redelivery: bool = False,
         status: str | None = None,
+        payload: Any = None,
     ) -> dict[str, Any]:
         """Record one attempt; ids grow with each call, as GitHub's do."""
         with self._lock:
@@ -75,6 +82,11 @@ class HookDeliveries:
                 "throttled_at": None,
             }
             self.history.append(item)
+            if payload is not None:
+                self.payloads[item["id"]] = payload
+                repository = payload.get("repository") or {}
+                item["repository_id"] = repository.get("id")
+                item["installation_id"] = (payload.get("installation") or {}).get("id")
         return item
 
     def add_many(self, n: int, *, start: datetime = NOW, step: timedelta = timedelta(minutes=-1)) -> None:
@@ -102,6 +114,22 @@ class HookDeliveries:
             url = f"{self.standin.url}/app/hook/deliveries?per_page={per_page}&cursor=v1_{page[-1]['id']}"
             headers["Link"] = f'<{url}>; rel="next"'
         return json_response(page, headers=headers)
+
+    def _one(self, request: StandInRequest, match: re.Match[str]) -> StandInResponse:
+        delivery_id = int(match["id"])
+        item = next((d for d in self.history if d["id"] == delivery_id), None)
+        if item is None:
+            return message_response(404, "Not Found")
+        detail = {
+            **item,
+            "url": "https://blog.example.com/webhooks/github",
+            "request": {
+                "headers": {"X-GitHub-Event": item["event"], "X-GitHub-Delivery": item["guid"]},
+                "payload": self.payloads.get(delivery_id, {}),
+            },
+            "response": {"headers": {}, "payload": None},
+        }
+        return json_response(detail)
 
     def _attempt(self, request: StandInRequest, match: re.Match[str]) -> StandInResponse:
         delivery_id = int(match["id"])
