@@ -202,8 +202,13 @@ def users_set_repository(ctx: Context, name: str, repository: str) -> None:
     default=None,
     help="owner/name, for a user who follows no repository yet (it is pinned); default: the followed one",
 )
+@click.option(
+    "--rebuild",
+    is_flag=True,
+    help="read and render every article again, unchanged ones too (after upgrading blog-api)",
+)
 @pass_context
-def sync(ctx: Context, user_name: str, branch: str | None, repository: str | None) -> None:
+def sync(ctx: Context, user_name: str, branch: str | None, repository: str | None, rebuild: bool) -> None:
     """Full scan now: reconcile every article of the user's repository."""
     services = ctx.services()
     # The user first: naming someone who does not exist is the likelier mistake, and its line should
@@ -242,6 +247,7 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
                 branch=branch or services.settings.article_branch,
                 repository=repository,
                 progress=progress,
+                rebuild=rebuild,
             )
         finally:
             if bar is not None:

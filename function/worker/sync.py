@@ -396,10 +396,13 @@ class Worker:
         repository: str | None = None,
         progress: Progress | None = None,
         deadline: Deadline = UNLIMITED,
+        rebuild: bool = False,
     ) -> SyncSummary:
         """A full scan for one user now (the CLI's ``sync``), under the same lock as deliveries, of the
         repository the user follows. ``repository`` (owner/name) names it for a user who follows none
-        yet, and pins it; for any other user it must be the one they follow (ConfigError if not)."""
+        yet, and pins it; for any other user it must be the one they follow (ConfigError if not).
+        ``rebuild``: read and render every article again, unchanged files too (after an upgrade that
+        renders or reads front matter differently; an unchanged article keeps its ``updatedAt``)."""
         user = self._store.get_user(name)
         if user is None:
             raise NotFound(f"no user named {name!r}")
@@ -413,7 +416,7 @@ class Worker:
             if user.repository is None and repository:
                 self._store.pin_repository(user.id, repository, None)
             known = self._load_known(user.id)
-            plan = self._plan(self._source.snapshot(repo), known)
+            plan = self._plan(self._source.snapshot(repo), known, rebuild=rebuild)
             return self._sync(user.id, repo, plan, known, deadline, progress=progress)
 
     def _read_when_indexed(
@@ -428,9 +431,10 @@ class Worker:
             return plan, None
         return plan, self._read_chunk(repo, plan, chunks[0], deadline)
 
-    def _plan(self, snapshot: Snapshot, known: _Known) -> _Plan:
-        """Diff the listing against the index: which files changed. No database access.
-        A file that failed to parse at the same blob before is reported again but not fetched."""
+    def _plan(self, snapshot: Snapshot, known: _Known, *, rebuild: bool = False) -> _Plan:
+        """Diff the listing against the index: which files changed (with ``rebuild``, every file). No
+        database access. A file that failed to parse at the same blob before is reported again but not
+        fetched (with ``rebuild``, it is read again)."""
         started = time.monotonic()
         index = known.index
         files_by_slug = {}
@@ -445,8 +449,10 @@ class Worker:
         badly_named = len(failures)
         changed = []
         for slug, file in files_by_slug.items():
-            remembered = known.failures.get(slug)
-            if remembered is not None and remembered.blob_sha == file.sha and remembered.path == file.path:
+            remembered = None if rebuild else known.failures.get(slug)
+            if rebuild:
+                changed.append(file)
+            elif remembered is not None and remembered.blob_sha == file.sha and remembered.path == file.path:
                 failures.append(FileFailure(file.path, remembered.message, False, remembered=True))
             elif (stored := index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived:
                 changed.append(file)
