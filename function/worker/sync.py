@@ -285,17 +285,7 @@ class Worker:
         if last.delivery_id == delivery.delivery_id:
             return SyncSummary(head_sha=last.head_sha, skipped_reason="delivery already processed")
         self._start(delivery, push)
-        self._store.finish_delivery(
-            delivery.delivery_id,
-            head_sha=last.head_sha,
-            processed=0,
-            succeeded=0,
-            failed=0,
-            archived=0,
-            outcome="skipped",
-            error=None,
-            now=self._clock(),
-        )
+        self._finish_empty(delivery, "skipped", None, head_sha=last.head_sha)
         log.info(
             "Head already synced",
             extra={
@@ -326,28 +316,26 @@ class Worker:
             extra={"delivery": delivery.delivery_id, "repository": pushed, "followed": followed},
         )
         self._start(delivery, push)
-        self._store.finish_delivery(
-            delivery.delivery_id,
-            head_sha=None,
-            processed=0,
-            succeeded=0,
-            failed=0,
-            archived=0,
-            outcome="skipped",
-            error=f"{OTHER_REPOSITORY}: {pushed}; the blog follows {followed}"[:2000],
-            now=self._clock(),
+        self._finish_empty(
+            delivery, "skipped", f"{OTHER_REPOSITORY}: {pushed}; the blog follows {followed}"[:2000]
         )
         return SyncSummary(skipped_reason=OTHER_REPOSITORY)
 
     def _finish_failed(self, delivery: DeliveryInfo, error: str) -> None:
+        self._finish_empty(delivery, "failed", error)
+
+    def _finish_empty(
+        self, delivery: DeliveryInfo, outcome: str, error: str | None, head_sha: str | None = None
+    ) -> None:
+        """Record a delivery that ended before any article was read: every count zero."""
         self._store.finish_delivery(
             delivery.delivery_id,
-            head_sha=None,
+            head_sha=head_sha,
             processed=0,
             succeeded=0,
             failed=0,
             archived=0,
-            outcome="failed",
+            outcome=outcome,
             error=error,
             now=self._clock(),
         )
