@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.blog_fixtures import Blog, article
+from tests.kit.blog_fixtures import Blog, article
 
 
 def changes(answer: Any) -> dict[str, Any]:
