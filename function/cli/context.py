@@ -14,7 +14,7 @@ from function.errors import ConfigError
 from function.services import Services
 from function.settings import Settings
 from function.store.url import DatabaseTarget, parse_database_url
-from shared import names
+from shared.runtime_settings import declaration
 
 
 class Context:
@@ -38,9 +38,8 @@ class Context:
         """The database, which must exist: a command that reads or changes data never creates one
         (SQLite would, silently, wherever the command runs); ``init-db`` is what creates it."""
         services = self.services()
-        url_is_default = not (
-            os.environ.get(names.ENV_DATABASE_URL) or os.environ.get(names.ENV_DATABASE_URL_PARAM)
-        )
+        url = declaration("database_url")
+        url_is_default = not (os.environ.get(url.env) or (url.param and os.environ.get(url.param.env)))
         target = parse_database_url(services.settings.database_url)
         missing = missing_sqlite_file(target, url_is_default=url_is_default)
         if missing:

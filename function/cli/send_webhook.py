@@ -19,7 +19,7 @@ from function.cli.failures import transport_reason
 from function.errors import ConfigError
 from function.settings import Settings, ssm_parameter_reader
 from function.webhooks.signature import sign
-from shared import names
+from shared.runtime_settings import declaration, variable
 
 USER_AGENT = "GitHub-Hookshot/blog-api-cli"
 
@@ -159,7 +159,8 @@ def send_webhook(
 
     if not secret_param and not secret:
         # As the app reads its settings: the parameter only when the plain variable is unset.
-        secret_param = os.environ.get(names.ENV_WEBHOOK_SECRET_PARAM) or None
+        param = declaration("webhook_secret").param
+        secret_param = (param and os.environ.get(param.env)) or None
     if secret_param:
         # The same proxy settings the app reads, NO_PROXY included.
         env = Settings.from_env(require_secret=False)
@@ -190,7 +191,7 @@ def send_webhook(
             event=event,
             delivery=delivery,
             content_type=content_type,
-            app_id=os.environ.get(names.ENV_GITHUB_APP_ID),
+            app_id=os.environ.get(variable("github_app_id")),
         )
     except Exception as exc:  # any transport failure is reported as one line
         raise ConfigError(
