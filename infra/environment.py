@@ -1,4 +1,6 @@
-"""The function's environment variables, named by ``shared.names``, the module ``function/`` reads them by."""
+"""The function's environment variables, derived from the runtime settings' declarations
+(``shared.runtime_settings``): a setting with a ``stack_key`` is set from that key, one with an
+``on_lambda`` value always to that value, and the ``*_PARAM`` variables from their parameters' keys."""
 
 from __future__ import annotations
 
@@ -7,15 +9,12 @@ import pulumi
 from infra.config import StackConfig
 from infra.network import endpoint_hosts
 from shared import names
+from shared.runtime_settings import declared, variable
 
 
 def parameter_variables(config: StackConfig) -> dict[str, str]:
     """``*_PARAM`` variable → SSM parameter name: the function reads its secrets from these."""
-    return {
-        names.ENV_WEBHOOK_SECRET_PARAM: config.webhook_secret_param,
-        names.ENV_GITHUB_APP_PRIVATE_KEY_PARAM: config.github_app_private_key_param,
-        names.ENV_DATABASE_URL_PARAM: config.database_url_param,
-    }
+    return {spec.param.env: config.value_of(spec.param.stack_key) for spec in declared() if spec.param}
 
 
 def plain_variables(
@@ -28,24 +27,28 @@ def plain_variables(
     ``AWS_LAMBDA_FUNCTION_NAME`` is not here: Lambda sets it, and its presence is what switches the
     app into accept-and-invoke mode.
     """
-    variables: dict[str, pulumi.Input[str]] = {
-        names.ENV_PASS_THROUGH_PATH: names.DEFAULT_PASS_THROUGH_PATH,
-        names.ENV_GITHUB_APP_ID: github_app_id,
-        names.ENV_GITHUB_API_URL: config.github_api_url,
-        names.ENV_ARTICLE_SOURCE: names.DEFAULT_ARTICLE_SOURCE,
-        names.ENV_ARTICLES_DIR: config.articles_dir,
-        names.ENV_LOG_LEVEL: config.log_level,
-    }
-    if config.snap_start:
+    # Worked out by the program from their keys rather than copied (None: not set).
+    computed: dict[str, pulumi.Input[str] | None] = {
+        variable("github_app_id"): github_app_id,
         # The worker runs from the snapshot too: the self-invoke targets the alias, not $LATEST.
-        variables[names.ENV_SELF_INVOKE_QUALIFIER] = names.LIVE_ALIAS
-    if config.article_branch:
-        variables[names.ENV_ARTICLE_BRANCH] = config.article_branch
-    if config.https_proxy:
-        variables[names.ENV_HTTPS_PROXY] = config.https_proxy
-    no_proxy = _no_proxy(config, region)
-    if no_proxy is not None:
-        variables[names.ENV_NO_PROXY] = no_proxy
+        variable("self_invoke_qualifier"): names.LIVE_ALIAS if config.snap_start else None,
+        variable("no_proxy"): _no_proxy(config, region),
+    }
+    variables: dict[str, pulumi.Input[str]] = {}
+    for spec in declared():
+        value: pulumi.Input[str] | None
+        if spec.on_lambda is not None:
+            value = spec.on_lambda
+        elif spec.stack_key is None:
+            continue
+        elif spec.env in computed:
+            value = computed[spec.env]
+        else:
+            value = config.value_of(spec.stack_key)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{spec.env}: blog-api:{spec.stack_key} is not text; compute it above")
+        if value is not None:
+            variables[spec.env] = value
     return variables
 
 
