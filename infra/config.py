@@ -13,7 +13,7 @@ still hold the examples the documentation uses, so an example never reaches AWS.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import pulumi
 
@@ -205,7 +205,7 @@ class StackConfig:
         "customDomainCertificateArn",
         optional,
         default=None,
-        doc="ACM certificate for it, **in the same region**",
+        doc="ACM certificate for `customDomainName`, **in the same region**",
     )
     custom_domain_name: str | None = key(
         "customDomainName",
@@ -365,7 +365,7 @@ class StackConfig:
         raise KeyError(name)
 
     @classmethod
-    def load(cls, config: ConfigSource | None = None, *, stack: str | None = None) -> StackConfig:
+    def load(cls, config: ConfigSource | None = None, *, stack: str | None = None) -> Self:
         """Read and validate the stack's ``blog-api:`` settings; one ConfigError lists every problem."""
         cfg: ConfigSource = config if config is not None else pulumi.Config(names.PROJECT)
         problems: list[str] = []

@@ -4,25 +4,33 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 
 from infra.config import StackConfig
 from infra.network import endpoint_hosts
 from shared import names
-from shared.runtime_settings import declared, variable
+from shared.runtime_settings import RuntimeSettings, variable
+from shared.setting import settings_of
 
 
-def parameter_variables(config: StackConfig) -> dict[str, str]:
+def parameter_variables(config: StackConfig, declarations: type[Any] = RuntimeSettings) -> dict[str, str]:
     """``*_PARAM`` variable → SSM parameter name: the function reads its secrets from these."""
-    return {spec.param.env: config.value_of(spec.param.stack_key) for spec in declared() if spec.param}
+    params = [spec.param for spec in settings_of(declarations) if spec.param is not None]
+    return {param.env: config.value_of(param.stack_key) for param in params}
 
 
 def plain_variables(
-    config: StackConfig, region: pulumi.Input[str], github_app_id: pulumi.Input[str]
+    config: StackConfig,
+    region: pulumi.Input[str],
+    github_app_id: pulumi.Input[str],
+    declarations: type[Any] = RuntimeSettings,
 ) -> dict[str, pulumi.Input[str]]:
     """Every other variable the function reads on Lambda; none of them is a secret.
 
     ``github_app_id`` is the configured id, or the value of ``githubAppIdParam`` read at deploy time.
+    ``declarations``: the runtime settings' class (another one in tests).
 
     ``AWS_LAMBDA_FUNCTION_NAME`` is not here: Lambda sets it, and its presence is what switches the
     app into accept-and-invoke mode.
@@ -35,7 +43,7 @@ def plain_variables(
         variable("no_proxy"): _no_proxy(config, region),
     }
     variables: dict[str, pulumi.Input[str]] = {}
-    for spec in declared():
+    for spec in settings_of(declarations):
         value: pulumi.Input[str] | None
         if spec.on_lambda is not None:
             value = spec.on_lambda

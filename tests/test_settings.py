@@ -9,6 +9,7 @@ import pytest
 
 from function.errors import ConfigError
 from function.settings import Settings
+from shared.setting import SettingProblem, declared_settings, setting
 
 
 def test_missing_secret_refuses_to_start_naming_the_setting() -> None:
@@ -197,3 +198,45 @@ def test_flask_run_refuses_in_one_line_naming_the_setting(
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("Error: ") and names_it in lines[0]
     assert "Traceback" not in result.stderr + result.stdout
+
+
+# Adding a setting is one declaration: reading, checking, keyword construction and the documentation's
+# table follow from it (docs/development.md, "Add a setting").
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise SettingProblem("must be a whole number") from None
+
+
+@declared_settings
+class WithRetries(Settings):
+    fetch_retries: int = setting(
+        env="FETCH_RETRIES",
+        doc="how often a failed fetch is tried again",
+        parse=_whole_number,
+        default=3,
+        check=lambda value: None if 0 <= value <= 10 else "must be between 0 and 10",
+    )
+
+
+def test_a_new_declaration_is_read_with_its_default_and_parser() -> None:
+    assert WithRetries.from_env({"GITHUB_WEBHOOK_SECRET": "s"}).fetch_retries == 3
+    assert WithRetries.from_env({"GITHUB_WEBHOOK_SECRET": "s", "FETCH_RETRIES": "5"}).fetch_retries == 5
+    assert WithRetries(webhook_secret="s", fetch_retries=2).fetch_retries == 2
+
+
+@pytest.mark.parametrize(
+    ("value", "says"), [("eleven", "must be a whole number"), ("11", "must be between 0 and 10")]
+)
+def test_a_new_declaration_is_checked_naming_its_variable(value: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=f"^FETCH_RETRIES {says}$"):
+        WithRetries.from_env({"GITHUB_WEBHOOK_SECRET": "s", "FETCH_RETRIES": value})
+
+
+def test_a_new_declaration_has_its_row_in_the_documentation() -> None:
+    from function.settings_docs import table
+
+    rows = table(WithRetries).splitlines()
+    assert rows[-1] == "| `FETCH_RETRIES` | how often a failed fetch is tried again | `3` | — |"
+    assert len(rows) == len(table().splitlines()) + 1
