@@ -65,7 +65,7 @@ def measure_accept(sizes: tuple[int, ...], calls: int, endpoint_url: str) -> dic
     from function.app import create_app
     from function.aws.invoker import LambdaInvoker, lambda_client_factory
     from function.settings import Settings
-    from tests.support.deliveries import SECRET, github_headers, push_payload
+    from tests.kit.deliveries import SECRET, github_headers, push_payload
 
     settings = Settings(webhook_secret=SECRET, lambda_function_name=FUNCTION_NAME, log_level="WARNING")
     invoker = LambdaInvoker(FUNCTION_NAME, lambda: lambda_client_factory(None, endpoint_url))

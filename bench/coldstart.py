@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.accept import FUNCTION_NAME
-from tests.support.deliveries import SECRET
+from tests.kit.deliveries import SECRET
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -171,7 +171,7 @@ def _real_interpreter() -> str:
 
 def _signed_push_event() -> dict[str, Any]:
     """An API Gateway (HTTP API) event carrying a signed one-commit push."""
-    from tests.support.deliveries import github_headers, push_payload
+    from tests.kit.deliveries import github_headers, push_payload
 
     body = json.dumps(push_payload(repo="octo/blog")).encode()
     headers = {k.lower(): v for k, v in github_headers(body, delivery="cold-1").items()}

@@ -25,7 +25,7 @@ from bench.reads import ReadResults, measure_reads
 from bench.rig import Rig, running_rig
 from function.store.backends import open_database
 from function.store.connection import connection
-from tests.support.github_fixtures import GitHubClientParts
+from tests.kit.github_fixtures import GitHubClientParts
 
 CASES = ("first sync", "no-change push", "one-article push")
 CHANGED_ARTICLE = 7  # the article the one-article push edits

@@ -11,13 +11,14 @@ from flask.testing import FlaskClient
 
 from function.app import create_app
 from function.settings import Settings
-from tests.support.deliveries import SECRET
-from tests.support.fakes import RecordingInvoker
+from tests.kit.deliveries import SECRET
+from tests.kit.fakes import RecordingInvoker
 
 pytest_plugins = [
-    "tests.support.db_fixtures",
-    "tests.support.github_fixtures",
-    "tests.support.blog_fixtures",
+    "tests.kit.db_fixtures",
+    "tests.kit.github_fixtures",
+    "tests.kit.blog_fixtures",
+    "tests.kit.ops_fixtures",
 ]
 
 FUNCTION_NAME = "d-st-blog-api"

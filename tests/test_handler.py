@@ -12,36 +12,8 @@ from flask import Flask
 from function import handler as handler_module
 from function.aws.dispatch import dispatch, is_http_event
 from function.errors import PassThroughFailed
-from tests.support.deliveries import SECRET, aws_event, github_headers, push_payload
-from tests.support.fakes import RecordingInvoker
-
-
-def as_http_event(shape: str, method: str, path: str, body: bytes, headers: dict[str, str]) -> dict[str, Any]:
-    """A recorded event of ``shape`` re-aimed at our route with a signed GitHub delivery."""
-    event = aws_event(shape)
-    event["body"] = base64.b64encode(body).decode()
-    event["isBase64Encoded"] = True
-    event.pop("queryStringParameters", None)
-    event.pop("multiValueQueryStringParameters", None)
-    if "multiValueHeaders" in event:
-        event["multiValueHeaders"] = {k: [v] for k, v in headers.items()}
-        event.pop("headers", None)
-    else:
-        event["headers"] = {k.lower(): v for k, v in headers.items()}
-    if event.get("version") == "2.0":
-        event["rawPath"] = path
-        event["rawQueryString"] = ""
-        event["requestContext"]["http"]["method"] = method
-        event["requestContext"]["http"]["path"] = path
-        event.pop("cookies", None)
-    else:
-        event["path"] = path
-        event["httpMethod"] = method
-        if "requestContext" in event and "path" in event["requestContext"]:
-            event["requestContext"]["path"] = path
-            event["requestContext"]["httpMethod"] = method
-    return event
-
+from tests.kit.deliveries import SECRET, as_http_event, aws_event, github_headers, push_payload
+from tests.kit.fakes import RecordingInvoker
 
 SHAPES = [
     "apiGatewayProxyEvent",

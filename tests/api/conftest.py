@@ -19,7 +19,7 @@ from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
-from tests.support.deliveries import SECRET
+from tests.kit.deliveries import SECRET
 
 USER = "alice"
 ORIGIN = "https://blog.example.com"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.api.conftest import ORIGIN, USER, ReadApi
-from tests.store.builders import T0, article
+from tests.kit.builders import T0, article
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 
 from function.aws.dispatch import dispatch
 from tests.api.conftest import USER, ReadApi
-from tests.store.builders import T0, article, at
-from tests.support.deliveries import aws_event
+from tests.kit.builders import T0, article, at
+from tests.kit.deliveries import aws_event
 
 READ_ROUTES = [
     f"/users/{USER}/articles",

@@ -10,8 +10,8 @@ import pytest
 from function.api.serialise import article_json
 from function.store.records import ArticleView
 from tests.api.conftest import USER, ReadApi
-from tests.store.builders import T0, article, at
-from tests.support.statements import count_statements
+from tests.kit.builders import T0, article, at
+from tests.kit.statements import count_statements
 
 LIST = f"/users/{USER}/articles"
 SUMMARY_KEYS = set(article_json(ArticleView(1, "s", "t", "", "", None, None, None, (), T0, T0, T0))) - {

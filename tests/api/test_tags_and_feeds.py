@@ -8,7 +8,7 @@ from xml.etree import ElementTree as ET
 import feedparser
 
 from tests.api.conftest import SITE, USER, ReadApi
-from tests.store.builders import T0, article, at
+from tests.kit.builders import T0, article, at
 
 
 def test_tags_count_the_articles_below_each_path(api: ReadApi) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from flask.testing import FlaskClient
 
-from tests.support.deliveries import github_headers, push_payload
+from tests.kit.deliveries import github_headers, push_payload
 
 WEBHOOK_URL = "/webhooks/github"
 

@@ -3,7 +3,6 @@ none of the worker's stack (database drivers, YAML, Markdown, the JWT and GitHub
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import subprocess
@@ -13,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.aws.lambda_stand_in import LambdaApiStandIn
-from tests.support.deliveries import SECRET, github_headers, push_payload
+from tests.kit.deliveries import SECRET, as_http_event, github_headers, push_payload
 
 ROOT = Path(__file__).resolve().parents[2]
-EVENT = Path(__file__).resolve().parents[1] / "fixtures" / "aws" / "apiGatewayProxyV2Event.json"
 WORKER_STACK = ("peewee", "pymysql", "yaml", "markdown_it", "mdit_py_plugins", "jwt", "cryptography")
 # Ours: everything of the worker side. (urllib3 itself is loaded by botocore for the self-invoke; our GitHub
 # client on top of it is not.) Of the store, only standard-library modules: the database URL's parser, which
@@ -35,17 +33,7 @@ print(json.dumps({"status": answer["statusCode"], "body": answer["body"], "modul
 
 
 def _http_api_event(body: bytes) -> dict[str, Any]:
-    event: dict[str, Any] = json.loads(EVENT.read_text())
-    event["rawPath"] = "/webhooks/github"
-    event["requestContext"]["http"]["method"] = "POST"
-    event["requestContext"]["http"]["path"] = "/webhooks/github"
-    event["headers"] = {k.lower(): v for k, v in github_headers(body).items()}
-    event["body"] = base64.b64encode(body).decode()
-    event["isBase64Encoded"] = True
-    event.pop("cookies", None)
-    event["rawQueryString"] = ""
-    event.pop("queryStringParameters", None)
-    return event
+    return as_http_event("apiGatewayProxyV2Event", "POST", "/webhooks/github", body, github_headers(body))
 
 
 def test_signed_push_accepted_in_lambda_mode_loads_none_of_the_worker_stack(

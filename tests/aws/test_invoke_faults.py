@@ -21,7 +21,7 @@ from tests.aws.conftest import AppMaker
 from tests.aws.helpers import post_push, push_body
 from tests.aws.lambda_stand_in import LambdaApiStandIn
 from tests.conftest import FUNCTION_NAME
-from tests.support.deliveries import SECRET
+from tests.kit.deliveries import SECRET
 
 StandInMaker = Callable[..., LambdaApiStandIn]
 GITHUB_LIMIT_S = 10.0

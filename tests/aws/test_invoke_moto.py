@@ -20,7 +20,7 @@ from function.webhooks.envelope import KIND_COMPACT, KIND_STANDARD, PushRef
 from tests.aws.conftest import AppMaker
 from tests.aws.helpers import RecordedInvocation, create_function, post_push, push_body
 from tests.conftest import FUNCTION_NAME
-from tests.support.deliveries import SECRET
+from tests.kit.deliveries import SECRET
 
 Recording = Callable[[], list[RecordedInvocation]]
 ACCEPTED = {"status": "accepted", "message": "Queued for async processing"}

@@ -16,7 +16,7 @@ from function.webhooks import envelope
 from tests.aws.conftest import AppMaker, ConnectProxy, HttpsMoto, LambdaClients, TlsFiles
 from tests.aws.helpers import post_push, push_body, stop, tail, wait_for_text
 from tests.conftest import FUNCTION_NAME
-from tests.support.deliveries import SECRET
+from tests.kit.deliveries import SECRET
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ from function import handler
 from function.app import create_app
 from function.services import Services
 from function.settings import Settings
-from tests.support.deliveries import SECRET
+from tests.kit.deliveries import SECRET
 
 
 def lambda_services() -> Services:

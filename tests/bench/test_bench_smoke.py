@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.mariadb import ENV_TEST_DATABASE_URL
+from tests.kit.mariadb import ENV_TEST_DATABASE_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = (

@@ -12,14 +12,14 @@ import pytest
 from function.errors import GitHubAuthError, InstallationNotFound, SourcePermanentError, SourceUnavailable
 from function.github.app_auth import GitHubAppAuth
 from function.github.http import HttpClient
-from tests.support.github_fixtures import (
+from tests.kit.github_fixtures import (
     APP_ID,
     INSTALLATION_ID,
     AppKey,
     GitHubClientParts,
     generate_app_key,
 )
-from tests.support.github_standin import GitHubStandIn
+from tests.kit.github_standin import GitHubStandIn
 
 MakeSource = Callable[..., GitHubClientParts]
 

@@ -16,7 +16,7 @@ import pytest
 from function.errors import HttpError, HttpTimeout
 from function.github.http import HttpClient
 from function.net.proxy import bypasses_proxy, parse_no_proxy
-from tests.support.github_standin import (
+from tests.kit.github_standin import (
     GitHubStandIn,
     Handler,
     StandInRequest,

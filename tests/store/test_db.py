@@ -12,8 +12,8 @@ from function.store.batching import upsert_many
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import ADDED_COLUMNS, Tag, User, create_tables
-from tests.store.builders import T0, article
-from tests.support.statements import count_statements
+from tests.kit.builders import T0, article
+from tests.kit.statements import count_statements
 
 
 def test_sqlite_url_creates_the_folder_and_uses_wal(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from function.store.facade import PeeweeStore
 from function.store.models import ERROR_MAX_CHARS
-from tests.store.builders import T0, at
+from tests.kit.builders import T0, at
 
 
 def finish(store: PeeweeStore, delivery_id: str, **overrides: object) -> None:

@@ -18,8 +18,8 @@ from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
 from function.store.records import StoredArticle
-from tests.store.builders import T0, article, at
-from tests.support.mariadb import server_from_url
+from tests.kit.builders import T0, article, at
+from tests.kit.mariadb import server_from_url
 
 V1 = [article("a", tags=("x",)), article("b", tags=("y",))]
 V2 = [article("a", body="edited", tags=("x", "new/tag")), article("c", tags=("z",))]

@@ -12,7 +12,7 @@ from function.errors import LockTimeout
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore, job_store
-from tests.support.statements import count_statements
+from tests.kit.statements import count_statements
 
 
 @pytest.fixture

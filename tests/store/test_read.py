@@ -9,8 +9,8 @@ import pytest
 from function.api.serialise import article_json
 from function.store.facade import PeeweeStore
 from function.store.records import ArticleView, UserRecord
-from tests.store.builders import T0, article, at
-from tests.support.statements import count_statements
+from tests.kit.builders import T0, article, at
+from tests.kit.statements import count_statements
 
 ARTICLE_KEYS = {
     "articleId",

@@ -9,8 +9,8 @@ import pytest
 from function.store.facade import PeeweeStore
 from function.store.reconcile import tags_hash
 from function.store.records import UserRecord
-from tests.store.builders import T0, article, at, moved
-from tests.support.statements import count_statements
+from tests.kit.builders import T0, article, at, moved
+from tests.kit.statements import count_statements
 
 
 @pytest.fixture

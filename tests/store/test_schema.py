@@ -9,9 +9,9 @@ from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables, schema_differences
-from tests.ops.helpers import run_cli
-from tests.store.builders import T0 as _T0
-from tests.store.builders import article as _article
+from tests.kit.builders import T0 as _T0
+from tests.kit.builders import article as _article
+from tests.kit.cli import run_cli
 
 
 def test_tables_this_version_made_have_no_differences(db_url: str) -> None:

@@ -12,8 +12,8 @@ from function.store.batching import CHUNK_SIZE
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
-from tests.store.builders import T0, article, at, moved
-from tests.support.statements import StatementLog, count_statements
+from tests.kit.builders import T0, article, at, moved
+from tests.kit.statements import StatementLog, count_statements
 
 
 def apply_new(store: PeeweeStore, user_id: int, count: int) -> StatementLog:

@@ -10,7 +10,7 @@ import pytest
 
 from function.store.facade import PeeweeStore
 from function.store.records import ApplyResult, UserRecord
-from tests.store.builders import T0, article, at, moved
+from tests.kit.builders import T0, article, at, moved
 
 
 @pytest.fixture

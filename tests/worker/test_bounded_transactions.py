@@ -12,7 +12,7 @@ import pytest
 from function.articles.parsed import ParsedArticle
 from function.store.batching import TRANSACTION_MAX_BYTES, article_bytes, transaction_batches
 from function.worker.sync import Worker
-from tests.support.blog_fixtures import USER, Blog, article
+from tests.kit.blog_fixtures import USER, Blog, article
 
 
 class CutShort(Exception):

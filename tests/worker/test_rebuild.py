@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from function.store.models import Article
 from function.worker.sync import Worker
-from tests.support.blog_fixtures import USER, Blog, article
+from tests.kit.blog_fixtures import USER, Blog, article
 
 
 def _stale_html(blog: Blog) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.support.blog_fixtures import USER, Blog, article
-from tests.support.deliveries import github_headers, push_payload
-from tests.support.github_fixtures import INSTALLATION_ID, REPO
+from tests.kit.blog_fixtures import USER, Blog, article
+from tests.kit.deliveries import github_headers, push_payload
+from tests.kit.github_fixtures import INSTALLATION_ID, REPO
 
 BLOG_ID = 186853002  # the repository id in the recorded push (tests/fixtures/github/push)
 OTHER = "octo/dotfiles"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from function.errors import PassThroughFailed
-from tests.support.answers import contract_counts
-from tests.support.blog_fixtures import Blog, article
-from tests.support.statements import count_statements
+from tests.kit.answers import contract_counts
+from tests.kit.blog_fixtures import Blog, article
+from tests.kit.statements import count_statements
 
 
 def seed(blog: Blog, n: int, *, publish: bool = True) -> dict[str, bytes]:

@@ -21,9 +21,9 @@ from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BY
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.sync import RETRYABLE_MARK, Worker
-from tests.support.blog_fixtures import USER, Blog, article
-from tests.support.deliveries import github_headers
-from tests.support.github_fixtures import INSTALLATION_ID, REPO
+from tests.kit.blog_fixtures import USER, Blog, article
+from tests.kit.deliveries import github_headers
+from tests.kit.github_fixtures import INSTALLATION_ID, REPO
 from tests.worker.test_bounded_transactions import RecordingStore
 
 

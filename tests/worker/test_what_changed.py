@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from function.worker.sync import Worker
-from tests.support.blog_fixtures import USER, Blog, article
+from tests.kit.blog_fixtures import USER, Blog, article
 
 
 def changes(answer: Any) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.blog_fixtures import Blog, article
-from tests.support.statements import count_statements
+from tests.kit.blog_fixtures import Blog, article
+from tests.kit.statements import count_statements
 
 ZENN = Path(__file__).resolve().parents[1] / "fixtures" / "zenn" / "articles"
 BROKEN = b"---\ntitle: [unclosed\n---\nbody\n"
@@ -31,12 +31,16 @@ def test_an_unedited_zenn_repository_serves_every_published_article_with_its_dat
     answer = blog.push(delivery="zenn-1")
 
     # README.md is not an article (not counted, not failed); the new:article draft is no failure either.
-    assert counts(answer.get_json()) == {"status": "processed", "processed": 6, "succeeded": 6, "failed": 0}
+    assert counts(answer.get_json()) == {"status": "processed", "processed": 10, "succeeded": 10, "failed": 0}
     served = by_slug(blog)
     assert set(served) == {
         "100-example-markdown-guide",
         "101-example-toc-check",
         "102-example-footnotes",
+        "201-example-code-fence",
+        "300-example-embed-basics",
+        "304-example-embed-katex",
+        "800-example-xss-check",
         "2024-01-21-dated-slug",
         "zenn-published-at",
     }
