@@ -195,10 +195,10 @@ def test_concurrent_changes_for_one_endpoint_end_in_one_event(db_url: str, endpo
         db = open_database(db_url)
         with connection(db):
             for i in range(10):
+                data = {"slugs": [f"{prefix}{i}"]}
                 HookStore(db).queue(
-                    endpoint.id, "articles.changed", {"slugs": [f"{prefix}{i}"]}, at(i), message_id=f"msg_{prefix}{i}",
-                    merge=merge,
-                )  # fmt: skip
+                    endpoint.id, "articles.changed", data, at(i), message_id=f"m{prefix}{i}", merge=merge
+                )
         db.close()
 
     threads = [threading.Thread(target=queue_many, args=(p,)) for p in "ab"]
