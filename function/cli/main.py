@@ -339,7 +339,7 @@ def _load_extra_commands() -> None:
     """Commands that live in their own modules (operations tooling)."""
     import importlib
 
-    for module in ("function.cli.ops_commands",):
+    for module in ("function.cli.ops_commands", "function.cli.hooks_commands"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

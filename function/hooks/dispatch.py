@@ -97,6 +97,11 @@ class HookDispatcher:
         self._alarm = alarm or LogAlarm()
         self._site_url = site_url
 
+    @property
+    def store(self) -> Any:
+        """The endpoints' and events' store (what ``blog-api hooks`` lists and changes)."""
+        return self._store
+
     # -- queueing --------------------------------------------------------------------------------
 
     def queue_changes(
