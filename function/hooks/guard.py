@@ -147,6 +147,8 @@ def checked_addresses(target: Target, policy: AddressPolicy, resolver: Resolver)
     for address in addresses:
         reason = policy.refusal(address)
         if reason is not None:
+            if address == target.host:
+                raise HookUrlRefused(reason)
             raise HookUrlRefused(f"{target.host} resolves to a forbidden address: {reason}")
     if target.scheme == "http" and not (
         policy.allow_loopback and all(ipaddress.ip_address(a.split("%", 1)[0]).is_loopback for a in addresses)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -118,3 +119,11 @@ def test_merged_failures_keep_the_newest_and_count_them() -> None:
         3,
         2,
     )
+
+
+def test_the_front_end_guide_prints_this_schema_and_a_body_it_accepts() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "front-ends.md").read_text()
+    printed = page.split("<!-- schema: begin -->\n```json\n", 1)[1].split("\n```\n<!-- schema: end -->", 1)[0]
+    assert json.loads(printed) == EVENT_SCHEMA
+    example = page.split("## The body and its schema\n\n```json\n", 1)[1].split("\n```", 1)[0]
+    jsonschema.validate(json.loads(example), EVENT_SCHEMA)
