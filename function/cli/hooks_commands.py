@@ -30,10 +30,14 @@ def _dispatcher(ctx: Context, store: Any) -> Any:
     return ctx.services().hooks(store)
 
 
+def _no_endpoint(endpoint_id: str) -> BlogApiError:
+    return BlogApiError(f"no webhook endpoint {endpoint_id!r}: `blog-api hooks list` shows them")
+
+
 def _endpoint_or_fail(dispatcher_store: Any, endpoint_id: str) -> Any:
     endpoint = dispatcher_store.endpoint(endpoint_id)
     if endpoint is None:
-        raise BlogApiError(f"no webhook endpoint {endpoint_id!r}: `blog-api hooks list` shows them")
+        raise _no_endpoint(endpoint_id)
     return endpoint
 
 
@@ -47,16 +51,6 @@ def masked_url(url: str) -> str:
         parts[-1] = parts[-1][:4] + "…"
     shown = f"{scheme}://{host}" + ("/" + "/".join(parts) if slash else "")
     return shown + ("?…" if query else "")
-
-
-def _is_address(host: str) -> bool:
-    import ipaddress
-
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
 
 
 def _now() -> Any:
@@ -86,7 +80,7 @@ def _state(endpoint: Any) -> str:
 def hooks_add(ctx: Context, user_name: str, url: str, event_types: tuple[str, ...]) -> None:
     """Register an endpoint; prints its signing secret, once."""
     from function.hooks.events import SUBSCRIBABLE
-    from function.hooks.guard import AddressPolicy, checked_addresses, parse_target
+    from function.hooks.guard import AddressPolicy, checked_addresses, is_ip_literal, parse_target
     from function.hooks.signing import new_secret
     from function.store.models import utc_now
 
@@ -95,7 +89,7 @@ def hooks_add(ctx: Context, user_name: str, url: str, event_types: tuple[str, ..
         raise BlogApiError(f"--event {unknown[0]!r} is not one of {', '.join(SUBSCRIBABLE)}")
     try:
         target = parse_target(url)
-        if _is_address(target.host):
+        if is_ip_literal(target.host):
             # An address in the URL can be judged now (a name is judged at every send, where it
             # resolves); loopback is left to the sender, which refuses it on Lambda.
             checked_addresses(target, AddressPolicy(allow_loopback=True), lambda host, port: [])
@@ -153,7 +147,7 @@ def hooks_remove(ctx: Context, endpoint_id: str) -> None:
     """Delete an endpoint, with its waiting events and its delivery records."""
     with ctx.store() as store:
         if not _dispatcher(ctx, store).store.remove_endpoint(endpoint_id):
-            raise BlogApiError(f"no webhook endpoint {endpoint_id!r}: `blog-api hooks list` shows them")
+            raise _no_endpoint(endpoint_id)
     click.echo(f"removed: {endpoint_id}")
 
 
@@ -168,7 +162,7 @@ def hooks_rotate_secret(ctx: Context, endpoint_id: str) -> None:
     until = _now() + ROTATION_GRACE
     with ctx.store() as store:
         if _dispatcher(ctx, store).store.rotate_secret(endpoint_id, secret, until) is None:
-            raise BlogApiError(f"no webhook endpoint {endpoint_id!r}: `blog-api hooks list` shows them")
+            raise _no_endpoint(endpoint_id)
     click.echo(f"rotated: {endpoint_id}")
     click.echo(f"secret: {secret}")
     click.echo(

@@ -122,7 +122,7 @@ def parse_target(url: str) -> Target:
     host = (parts.hostname or "").rstrip(".")
     if not host:
         raise HookUrlRefused("a webhook URL names a host")
-    if all(_NUMBER_LABEL.fullmatch(label) for label in host.split(".")) and not _is_ip(host):
+    if all(_NUMBER_LABEL.fullmatch(label) for label in host.split(".")) and not is_ip_literal(host):
         raise HookUrlRefused(f"{host!r} is not a host name or a canonical IP address")
     if scheme == "http" and not _is_loopback_name(host):
         raise HookUrlRefused("a webhook URL starts with https:// (http:// only to a loopback address)")
@@ -135,7 +135,7 @@ def parse_target(url: str) -> Target:
 def checked_addresses(target: Target, policy: AddressPolicy, resolver: Resolver) -> list[str]:
     """Every address of ``target.host`` (resolved once, here), all allowed by ``policy``; else
     HookUrlRefused naming the first refused address. An IP literal is its own only address."""
-    if _is_ip(target.host):
+    if is_ip_literal(target.host):
         addresses: list[str] = [target.host]
     else:
         try:
@@ -163,7 +163,8 @@ def system_resolver(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
-def _is_ip(host: str) -> bool:
+def is_ip_literal(host: str) -> bool:
+    """Whether ``host`` is an IP address rather than a name."""
     try:
         ipaddress.ip_address(host)
     except ValueError:

@@ -29,6 +29,7 @@ from tests.kit.blog_fixtures import USER, Blog, article
 from tests.kit.deliveries import github_headers
 from tests.kit.fakes import FakeClock
 from tests.kit.hook_deliveries import HookDeliveries
+from tests.kit.statements import count_statements
 from tests.kit.webhook_receiver import WebhookReceiver, answer, block, verify
 
 
@@ -78,10 +79,13 @@ def test_a_push_that_changes_nothing_readers_see_sends_nothing(told: Blog, recei
     told.deliver_via_lambda(delivery="first")
     told.commit({"notes.txt": b"not an article", "articles/draft.md": article("Draft", publish=False)})
 
-    told.deliver_via_lambda(delivery="second")
+    with count_statements(told.db) as seen:
+        told.deliver_via_lambda(delivery="second")
 
     assert len(receiver.received) == 1
     assert events_stored(told) == 1
+    # not even a look at the endpoints
+    assert seen.count > 0 and not [s for s in seen.statements if "hook_" in s]
 
 
 def test_a_sync_that_fails_tells_sync_failed_with_what_it_committed(
