@@ -45,6 +45,7 @@ class Services:
         self._installation_lookup = installation_lookup
         self._lookup_built = installation_lookup is not None
         self._hook_parts = hook_parts  # function.hooks.wiring.HookParts, built on first use
+        self._hook_parts_built = False
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
@@ -63,12 +64,14 @@ class Services:
 
     def after_restore(self) -> None:
         """Forget everything that holds a socket, after a SnapStart restore: the snapshot's connections
-        (the self-invoke client's pool, the kept database connection) point at peers that are long gone
-        or, worse, shared by every environment restored from it. Each is built again on first use.
-        Sources and invokers passed in are the caller's to manage."""
+        (the self-invoke client's pool, the kept database connection, the alarm topic's client) point at
+        peers that are long gone or, worse, shared by every environment restored from it. Each is built
+        again on first use. Sources, invokers and webhook parts passed in are the caller's to manage."""
         with self._lock:
             if isinstance(self._invoker, LambdaInvoker):
                 self._invoker = None
+            if self._hook_parts_built:
+                self._hook_parts, self._hook_parts_built = None, False
             database = self._database
         if database is not None and not database.is_closed():
             from function.store.connection import close_quietly
@@ -136,7 +139,7 @@ class Services:
 
         with self._lock:
             if self._hook_parts is None:
-                self._hook_parts = parts_from_settings(self.settings)
+                self._hook_parts, self._hook_parts_built = parts_from_settings(self.settings), True
             parts = self._hook_parts
         return dispatcher(parts, store.db, self.settings.site_url)
 
