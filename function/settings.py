@@ -61,6 +61,8 @@ class Settings:
     # The blog's public URL: links in the feed and the sitemap (else the API's own URL).
     site_url: str | None = None
     read_cache_control: str = DEFAULT_READ_CACHE_CONTROL
+    # The stack's alarm topic: told when a webhook endpoint is disabled (None: the log only).
+    alarm_topic_arn: str | None = None
     # The CLI's database commands need no secret; the app and send-webhook do (fail closed).
     require_secret: bool = field(default=True, repr=False, compare=False)
 
@@ -87,6 +89,8 @@ class Settings:
                 )
         if self.site_url is not None and not self.site_url.startswith(("https://", "http://")):
             raise ConfigError(f"{ENV_SITE_URL} must start with https:// or http://")
+        if self.alarm_topic_arn is not None and not self.alarm_topic_arn.startswith("arn:aws:sns:"):
+            raise ConfigError(f"{names.ENV_ALARM_TOPIC_ARN} must be an SNS topic ARN (arn:aws:sns:...)")
         if self.github_app_id is not None and not self.github_app_id.isdigit():
             raise ConfigError(
                 f"{names.ENV_GITHUB_APP_ID} must be the App's numeric id "
@@ -229,6 +233,7 @@ class Settings:
             cors_allowed_origins=_split(env.get(ENV_CORS_ALLOWED_ORIGINS) or ""),
             site_url=(env.get(ENV_SITE_URL) or "").rstrip("/") or None,
             read_cache_control=(env.get(ENV_READ_CACHE_CONTROL) or "").strip() or DEFAULT_READ_CACHE_CONTROL,
+            alarm_topic_arn=(env.get(names.ENV_ALARM_TOPIC_ARN) or "").strip() or None,
             require_secret=require_secret,
         )
         if require_source:

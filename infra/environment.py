@@ -19,11 +19,15 @@ def parameter_variables(config: StackConfig) -> dict[str, str]:
 
 
 def plain_variables(
-    config: StackConfig, region: pulumi.Input[str], github_app_id: pulumi.Input[str]
+    config: StackConfig,
+    region: pulumi.Input[str],
+    github_app_id: pulumi.Input[str],
+    account_id: pulumi.Input[str],
 ) -> dict[str, pulumi.Input[str]]:
     """Every other variable the function reads on Lambda; none of them is a secret.
 
     ``github_app_id`` is the configured id, or the value of ``githubAppIdParam`` read at deploy time.
+    ``account_id`` (with ``region``) names the alarm topic the webhooks tell of a disabled endpoint.
 
     ``AWS_LAMBDA_FUNCTION_NAME`` is not here: Lambda sets it, and its presence is what switches the
     app into accept-and-invoke mode.
@@ -36,6 +40,9 @@ def plain_variables(
         names.ENV_ARTICLES_DIR: config.articles_dir,
         names.ENV_LOG_LEVEL: config.log_level,
     }
+    variables[names.ENV_ALARM_TOPIC_ARN] = pulumi.Output.all(region, account_id).apply(
+        lambda values: names.alarm_topic_arn(str(values[0]), str(values[1]), config.physical_prefix)
+    )
     if config.snap_start:
         # The worker runs from the snapshot too: the self-invoke targets the alias, not $LATEST.
         variables[names.ENV_SELF_INVOKE_QUALIFIER] = names.LIVE_ALIAS

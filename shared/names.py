@@ -37,6 +37,8 @@ ENV_LIBRARY_LOG_LEVEL = "LIBRARY_LOG_LEVEL"
 ENV_ALLOW_RAW_HTML = "ARTICLE_ALLOW_RAW_HTML"
 ENV_ASSET_BASE_URL = "ARTICLE_ASSET_BASE_URL"
 ENV_INSTALLATION_MAP = "GITHUB_INSTALLATION_USER_MAP"
+# The SNS topic of the stack's alarms, which the function also tells when it disables a webhook endpoint.
+ENV_ALARM_TOPIC_ARN = "ALARM_TOPIC_ARN"
 
 # Defaults
 DEFAULT_GITHUB_API_URL = "https://api.github.com"
@@ -66,6 +68,17 @@ def function_name(physical_prefix: str) -> str:
 def function_arn(region: str, account_id: str, physical_prefix: str) -> str:
     """The function's ARN as a plain string: lets IAM grant self-invoke without referencing the function."""
     return f"arn:aws:lambda:{region}:{account_id}:function:{function_name(physical_prefix)}"
+
+
+def alarm_topic_name(physical_prefix: str) -> str:
+    """The stack's alarm topic (``d-st`` → ``d-st-blog-api-alarms``)."""
+    return f"{function_name(physical_prefix)}-alarms"
+
+
+def alarm_topic_arn(region: str, account_id: str, physical_prefix: str) -> str:
+    """The alarm topic's ARN as a plain string: the function's policy and environment name it without
+    depending on the topic, which is created after the function."""
+    return f"arn:aws:sns:{region}:{account_id}:{alarm_topic_name(physical_prefix)}"
 
 
 # The constant input of the scheduled EventBridge rule (infra/schedule.py): the function's non-HTTP

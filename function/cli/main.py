@@ -252,6 +252,7 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
         finally:
             if bar is not None:
                 bar.__exit__(None, None, None)
+    told = services.after_sync(summary, user_name=user_name)
     click.echo(
         f"synced {user_name}: processed={summary.processed} succeeded={summary.succeeded} "
         f"failed={summary.failed} fetched={summary.fetched} archived={summary.archived} "
@@ -265,6 +266,8 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
         click.echo(f"  failed {failure.path}: {failure.message}{again}")
     for warning in summary.warnings:
         click.echo(f"  warning {warning.path}: {warning.message}")
+    if told:
+        click.echo(f"  webhooks: told {len(told)} endpoint(s); `blog-api hooks deliveries` shows the answers")
     if summary.failed:
         sys.exit(2)
 
@@ -336,7 +339,7 @@ def _load_extra_commands() -> None:
     """Commands that live in their own modules (operations tooling)."""
     import importlib
 
-    for module in ("function.cli.ops_commands",):
+    for module in ("function.cli.ops_commands", "function.cli.hooks_commands"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
