@@ -169,3 +169,9 @@ class SchemaMismatch(BlogApiError):
 
     status = 409
     code = "SCHEMA_MISMATCH"
+
+
+class HookUrlRefused(Exception):
+    """An outgoing webhook's URL may not be called: not https (http only to loopback outside Lambda),
+    or its host resolves to an address the function must never reach (private, link-local, loopback on
+    Lambda, multicast, the metadata service). The message names the rule, never the URL's path."""

@@ -33,6 +33,7 @@ class Services:
         clock: Callable[[], Any] | None = None,
         metrics: MetricsSink | None = None,
         installation_lookup: Callable[[int], Any] | None = None,
+        hook_parts: Any = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
@@ -43,6 +44,8 @@ class Services:
         self._lock = threading.Lock()
         self._installation_lookup = installation_lookup
         self._lookup_built = installation_lookup is not None
+        self._hook_parts = hook_parts  # function.hooks.wiring.HookParts, built on first use
+        self._hook_parts_built = False
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
@@ -61,12 +64,14 @@ class Services:
 
     def after_restore(self) -> None:
         """Forget everything that holds a socket, after a SnapStart restore: the snapshot's connections
-        (the self-invoke client's pool, the kept database connection) point at peers that are long gone
-        or, worse, shared by every environment restored from it. Each is built again on first use.
-        Sources and invokers passed in are the caller's to manage."""
+        (the self-invoke client's pool, the kept database connection, the alarm topic's client) point at
+        peers that are long gone or, worse, shared by every environment restored from it. Each is built
+        again on first use. Sources, invokers and webhook parts passed in are the caller's to manage."""
         with self._lock:
             if isinstance(self._invoker, LambdaInvoker):
                 self._invoker = None
+            if self._hook_parts_built:
+                self._hook_parts, self._hook_parts_built = None, False
             database = self._database
         if database is not None and not database.is_closed():
             from function.store.connection import close_quietly
@@ -127,6 +132,23 @@ class Services:
             asset_base_url=self.settings.asset_base_url,
             clock=self._clock or utc_now,
         )
+
+    def hooks(self, store: Any) -> Any:
+        """The outgoing webhooks' dispatcher on ``store``'s connection (``function.hooks``)."""
+        from function.hooks.wiring import dispatcher, parts_from_settings
+
+        with self._lock:
+            if self._hook_parts is None:
+                self._hook_parts, self._hook_parts_built = parts_from_settings(self.settings), True
+            parts = self._hook_parts
+        return dispatcher(parts, store.db, self.settings.site_url)
+
+    def after_sync(self, outcome: Any, **options: Any) -> list[str]:
+        """Tell the user's webhook endpoints what a finished sync changed, or that it failed
+        (``function.hooks.after_sync``); the endpoints told. Never raises."""
+        from function.hooks.after_sync import after_sync
+
+        return after_sync(self, outcome, **options)
 
 
 def build_source(settings: Settings) -> ArticleSource:

@@ -88,7 +88,7 @@ class Alarms(pulumi.ComponentResource):
 
         # No server-side encryption: CloudWatch cannot publish to a topic under the aws/sns key, and an
         # alarm's text holds no secret.
-        topic = aws.sns.Topic(f"{name}-topic", name=f"{base}-alarms", opts=child)
+        topic = aws.sns.Topic(f"{name}-topic", name=names.alarm_topic_name(args.physical_prefix), opts=child)
         for index, email in enumerate(args.emails):
             # AWS mails a confirmation link; until it is followed the subscription stays pending.
             aws.sns.TopicSubscription(

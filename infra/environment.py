@@ -25,11 +25,13 @@ def plain_variables(
     config: StackConfig,
     region: pulumi.Input[str],
     github_app_id: pulumi.Input[str],
+    account_id: pulumi.Input[str],
     declarations: type[Any] = RuntimeSettings,
 ) -> dict[str, pulumi.Input[str]]:
     """Every other variable the function reads on Lambda; none of them is a secret.
 
     ``github_app_id`` is the configured id, or the value of ``githubAppIdParam`` read at deploy time.
+    ``account_id`` (with ``region``) names the alarm topic the webhooks tell of a disabled endpoint.
     ``declarations``: the runtime settings' class (another one in tests).
 
     ``AWS_LAMBDA_FUNCTION_NAME`` is not here: Lambda sets it, and its presence is what switches the
@@ -41,6 +43,10 @@ def plain_variables(
         # The worker runs from the snapshot too: the self-invoke targets the alias, not $LATEST.
         variable("self_invoke_qualifier"): names.LIVE_ALIAS if config.snap_start else None,
         variable("no_proxy"): _no_proxy(config, region),
+        # The topic is named after the prefix; its ARN is built as a string, as the policy's is.
+        variable("alarm_topic_arn"): pulumi.Output.all(region, account_id).apply(
+            lambda values: names.alarm_topic_arn(str(values[0]), str(values[1]), config.physical_prefix)
+        ),
     }
     variables: dict[str, pulumi.Input[str]] = {}
     for spec in settings_of(declarations):

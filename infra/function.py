@@ -66,12 +66,13 @@ def runtime_policy(
     ssm_kms_key_arn: str | None,
     alias: str | None = None,
 ) -> dict[str, Any]:
-    """The function's own permissions: self-invoke, its parameters, its dead-letter queue, nothing else.
+    """The function's own permissions: self-invoke, its parameters, its dead-letter queue, publishing to
+    the stack's alarm topic (to say it disabled a webhook endpoint), nothing else.
 
-    The self-invoke resource is the ARN built as a string from region, account and the fixed name.
-    Taking ``function.arn`` instead would make the policy depend on the function while the function
-    must depend on the policy (its first self-invoke must not fail on IAM): a cycle. With an alias
-    (SnapStart), its ARN is granted too: the unqualified ARN covers ``$LATEST`` only.
+        The self-invoke resource is the ARN built as a string from region, account and the fixed name.
+        Taking ``function.arn`` instead would make the policy depend on the function while the function
+        must depend on the policy (its first self-invoke must not fail on IAM): a cycle. With an alias
+        (SnapStart), its ARN is granted too: the unqualified ARN covers ``$LATEST`` only.
     """
     function_arn = names.function_arn(region, account_id, physical_prefix)
     invoke_resources: str | list[str] = (
@@ -98,6 +99,15 @@ def runtime_policy(
             "Effect": "Allow",
             "Action": "sqs:SendMessage",
             "Resource": dlq_arn,
+        },
+        {
+            # The outgoing webhooks tell a person when they disable an endpoint that failed for days,
+            # through the topic every alarm notifies. Built as a string, like the self-invoke's ARN:
+            # the topic is created after the function.
+            "Sid": "TellAlarmTopic",
+            "Effect": "Allow",
+            "Action": "sns:Publish",
+            "Resource": names.alarm_topic_arn(region, account_id, physical_prefix),
         },
     ]
     if ssm_kms_key_arn:

@@ -36,6 +36,17 @@ def function_arn(region: str, account_id: str, physical_prefix: str) -> str:
     return f"arn:aws:lambda:{region}:{account_id}:function:{function_name(physical_prefix)}"
 
 
+def alarm_topic_name(physical_prefix: str) -> str:
+    """The stack's alarm topic (``d-st`` → ``d-st-blog-api-alarms``)."""
+    return f"{function_name(physical_prefix)}-alarms"
+
+
+def alarm_topic_arn(region: str, account_id: str, physical_prefix: str) -> str:
+    """The alarm topic's ARN as a plain string: the function's policy and environment name it without
+    depending on the topic, which is created after the function."""
+    return f"arn:aws:sns:{region}:{account_id}:{alarm_topic_name(physical_prefix)}"
+
+
 # The constant input of the scheduled EventBridge rule (infra/schedule.py): the function's non-HTTP
 # path receives exactly {"kind": SCHEDULED_REDELIVERY_KIND} and runs the redelivery sweep.
 SCHEDULED_REDELIVERY_KIND = "scheduled-redelivery"

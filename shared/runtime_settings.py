@@ -119,6 +119,10 @@ def _pem_key(value: str) -> str | None:
     )
 
 
+def _sns_topic(value: str) -> str | None:
+    return None if value.startswith("arn:aws:sns:") else "must be an SNS topic ARN (arn:aws:sns:...)"
+
+
 def _time_zone(value: str) -> str | None:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -328,6 +332,19 @@ class RuntimeSettings:
         parse=_text,
         default="public, max-age=60, stale-while-revalidate=600",
         strip=True,
+    )
+
+    # The stack's alarm topic: told when a webhook endpoint is disabled (None: the log only).
+    alarm_topic_arn: str | None = setting(
+        env="ALARM_TOPIC_ARN",
+        doc="SNS topic told when a front end's webhook endpoint is disabled after failing for 3 days "
+        "([Telling the front end](front-ends.md#retries-coalescing-disabling)); the program sets the "
+        "stack's alarm topic, named after its prefix; unset, a warning in the log",
+        parse=_text,
+        default=None,
+        check=_sns_topic,
+        strip=True,
+        stack_key="physicalPrefix",
     )
 
 

@@ -78,12 +78,20 @@ def test_flask_run_without_secret_stops_with_a_message_naming_the_setting(tmp_pa
         ("DATABASE_URL", "sqlite:///"),
         ("DATABASE_URL", "mysql://u:pw@h/db?ssl_ca=/no/such/ca.pem"),
         ("LOG_LEVEL", "verbose"),
+        ("ALARM_TOPIC_ARN", "d-st-blog-api-alarms"),
     ],
 )
 def test_a_malformed_setting_refuses_the_start_naming_it(variable: str, value: str) -> None:
     # A bad value must stop the app at start-up with its name, not answer 500 on every request.
     with pytest.raises(ConfigError, match=f"^{variable}"):
         Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", variable: value}, lambda wanted: {})
+
+
+def test_the_alarm_topic_is_read_for_the_webhooks() -> None:
+    arn = "arn:aws:sns:us-east-1:123456789012:d-st-blog-api-alarms"
+    settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "ALARM_TOPIC_ARN": arn})
+    assert settings.alarm_topic_arn == arn
+    assert Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s"}).alarm_topic_arn is None
 
 
 def test_a_database_url_from_ssm_is_checked_too() -> None:

@@ -14,6 +14,7 @@ import click
 from function.cli.context import Context
 from function.cli.deliveries import deliveries
 from function.cli.failures import describe
+from function.cli.hooks import hooks
 from function.cli.init_db import init_db
 from function.cli.logs import logs
 from function.cli.redeliver import redeliver
@@ -24,7 +25,7 @@ from function.errors import BlogApiError, ConfigError
 from function.store.url import DatabaseTarget
 
 # Every command of blog-api: a new one is written in its own module and added here.
-COMMANDS: tuple[click.Command, ...] = (init_db, users, sync, deliveries, redeliver, logs, send_webhook)
+COMMANDS: tuple[click.Command, ...] = (init_db, users, sync, deliveries, redeliver, logs, send_webhook, hooks)
 
 
 @click.group(commands=COMMANDS)

@@ -59,6 +59,7 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
             progress=_progress_on(bars, interactive=sys.stdout.isatty()),
             rebuild=rebuild,
         )
+    told = services.after_sync(summary, user_name=user_name)
     click.echo(
         f"synced {user_name}: processed={summary.processed} succeeded={summary.succeeded} "
         f"failed={summary.failed} fetched={summary.fetched} archived={summary.archived} "
@@ -72,6 +73,8 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
         click.echo(f"  failed {failure.path}: {failure.message}{again}")
     for warning in summary.warnings:
         click.echo(f"  warning {warning.path}: {warning.message}")
+    if told:
+        click.echo(f"  webhooks: told {len(told)} endpoint(s); `blog-api hooks deliveries` shows the answers")
     if summary.failed:
         sys.exit(2)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,14 @@ if TYPE_CHECKING:
     from function.worker.sync import SyncSummary
 
 log = logging.getLogger(__name__)
+
+# When the outgoing webhooks are sent: given the sending, runs it now (the default, on the worker's
+# asynchronous path) or later (inline mode: after the answer, which GitHub must not wait for).
+Later = Callable[[Callable[[], None]], None]
+
+
+def run_now(work: Callable[[], None]) -> None:
+    work()
 
 
 def parse_time(value: str | None) -> datetime:
@@ -40,8 +49,11 @@ def run_push(
     push: PushRef,
     *,
     deadline: Deadline = UNLIMITED,
+    later: Later = run_now,
 ) -> SyncSummary:
-    """Sync the pushing user's articles within ``deadline``; logs ``Webhook processing complete``."""
+    """Sync the pushing user's articles within ``deadline``; logs ``Webhook processing complete``.
+    Once the sync is over (committed, or failed), the user's webhook endpoints are told, sent through
+    ``later``."""
     started = time.perf_counter()
     svc = services()
     info = DeliveryInfo(delivery_id=delivery, event=event, received_at=parse_time(received_at))
@@ -51,10 +63,21 @@ def run_push(
     except Exception as exc:
         metrics.record_processing_error(svc.metrics(), delivery, type(exc).__name__)
         log_complete(delivery, started, "failed", level=logging.WARNING, error_type=type(exc).__name__)
+        svc.after_sync(exc, **hooks_options(push, delivery, deadline, later))
         raise
     duration_ms = log_complete(delivery, started, summary.outcome, **summary.log_fields())
     metrics.record_processing(svc.metrics(), summary, duration_ms, delivery)
+    svc.after_sync(summary, **hooks_options(push, delivery, deadline, later))
     return summary
+
+
+def hooks_options(push: PushRef, delivery: str, deadline: Deadline, later: Later) -> dict[str, object]:
+    return {
+        "installation_id": push.installation_id,
+        "delivery": delivery,
+        "deadline": deadline,
+        "later": later,
+    }
 
 
 def log_complete(

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Blueprint, request
+from flask import Blueprint, Response, after_this_request, request
 
 from function.errors import BadRequest, BlogApiError
 from function.events.run import log_complete, run_push
@@ -73,11 +74,24 @@ def receive() -> tuple[dict[str, Any], int]:
         log_complete(delivery, started, "failed", level=logging.ERROR, error_type=type(exc).__name__)
         raise
     if isinstance(outcome, _ProcessInline):
-        return run_push(delivery, outcome.event, outcome.received_at, outcome.push).to_json(), 200
+        summary = run_push(
+            delivery, outcome.event, outcome.received_at, outcome.push, later=_after_the_answer
+        )
+        return summary.to_json(), 200
     answer, status = outcome
     if status != 202:
         log_complete(delivery, started, str(answer.get("status", "")), status=status)
     return answer, status
+
+
+def _after_the_answer(work: Callable[[], None]) -> None:
+    """Inline mode: run ``work`` (the outgoing webhooks) once the answer has been sent, so GitHub never
+    waits for a front end."""
+
+    @after_this_request
+    def _register(response: Response) -> Response:
+        response.call_on_close(work)
+        return response
 
 
 def _receive(

@@ -1,4 +1,5 @@
-"""The tables: users, articles, tags, article_tags, deliveries.
+"""The tables: users, articles, tags, article_tags, deliveries, and the outgoing webhooks' endpoints,
+events and attempts.
 
 No model has a database of its own: queries bind explicitly. Times are naive UTC with microseconds
 (``DATETIME(6)`` on MySQL, where a bare DATETIME would drop the fraction and make two updates in the
@@ -54,6 +55,13 @@ class _Utf8Mixin:
 
 class TextKeyField(_Utf8Mixin, peewee.CharField):
     """VARCHAR compared byte-exact (utf8mb4_bin on MySQL; SQLite's default is already binary)."""
+
+    binary = True
+
+
+class TextKeyReference(_Utf8Mixin, peewee.ForeignKeyField):
+    """A foreign key to a TextKeyField: MySQL refuses one whose character set or collation differs
+    from the referenced column's (errno 150), and Peewee would give it the server's default."""
 
     binary = True
 
@@ -202,6 +210,7 @@ class Delivery(BaseModel):
         table_name = "deliveries"
 
 
+# Where the redelivery sweep stopped (see function.store.sweep_state).
 class SweepState(BaseModel):
     name = TextKeyField(max_length=64, primary_key=True)
     last_delivery_id = peewee.BigIntegerField()
@@ -212,8 +221,93 @@ class SweepState(BaseModel):
         table_name = "sweep_state"
 
 
-# Where the redelivery sweep stopped (see function.store.sweep_state).
-MODELS: tuple[type[BaseModel], ...] = (User, Tag, Article, ArticleTag, FailedFile, Delivery, SweepState)
+class HookEndpoint(BaseModel):
+    """A front end's webhook receiver: where to POST, what it subscribed to, its signing secrets, its
+    health, and who is sending to it right now (``sending_until``: one sender per endpoint at a time)."""
+
+    id = TextKeyField(max_length=32, primary_key=True)  # "ep_" + hex
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=True)
+    url = Utf8TextField()
+    events = StringField(max_length=255)  # comma-separated event types
+    secret = StringField(max_length=128)  # whsec_...: the function must sign with it, so it is kept as is
+    previous_secret = StringField(max_length=128, null=True)  # still signed with until the time below
+    previous_secret_until = UtcDateTimeField(null=True)
+    created_at = UtcDateTimeField()
+    failing_since = UtcDateTimeField(null=True)  # first failed attempt since the last success
+    disabled_at = UtcDateTimeField(null=True)
+    disabled_reason = Utf8TextField(null=True)
+    sending_until = UtcDateTimeField(null=True)
+    # Written first by every transaction that queues an event for the endpoint: the row lock (the write
+    # lock on SQLite) makes two such transactions take turns, so they never both add a pending event.
+    queued_at = UtcDateTimeField(null=True)
+
+    class Meta:
+        table_name = "hook_endpoints"
+
+
+HOOK_EVENT_STATES = ("pending", "sending", "delivered", "failed")
+
+
+class HookEvent(BaseModel):
+    """One message for one endpoint. Changes that arrive while it is pending (or being sent) are merged
+    into it: ``revision`` counts them, and each merge gives it a new ``message_id`` (webhook-id)."""
+
+    id = TextKeyField(max_length=32, primary_key=True)  # "evt_" + hex
+    # No separate index on endpoint_id: the (endpoint, state, next_attempt_at) index starts with it.
+    endpoint = TextKeyReference(HookEndpoint, on_delete="CASCADE", column_name="endpoint_id", index=False)
+    type = StringField(max_length=32)
+    message_id = TextKeyField(max_length=40)
+    data = LongTextField()  # the body's "data", JSON
+    state = StringField(max_length=16, choices=[(s, s) for s in HOOK_EVENT_STATES])
+    revision = peewee.IntegerField(default=1)
+    attempts = peewee.IntegerField(default=0)
+    next_attempt_at = UtcDateTimeField(null=True)
+    created_at = UtcDateTimeField()
+    updated_at = UtcDateTimeField()  # when its data last changed: the body's "timestamp"
+    delivered_at = UtcDateTimeField(null=True)
+    source = StringField(max_length=DELIVERY_ID_MAX_CHARS, null=True)  # the delivery that last changed it
+
+    class Meta:
+        table_name = "hook_events"
+        indexes = (
+            (("endpoint", "state", "next_attempt_at"), False),
+            # The sweep: every endpoint with a due event.
+            (("state", "next_attempt_at"), False),
+        )
+
+
+class HookAttempt(BaseModel):
+    """One POST of an event: what came back (status, the first KB of the body) or why nothing did."""
+
+    id = TextKeyField(max_length=32, primary_key=True)  # "att_" + hex
+    event = TextKeyReference(HookEvent, on_delete="CASCADE", column_name="event_id", index=True)
+    endpoint = TextKeyReference(HookEndpoint, on_delete="CASCADE", column_name="endpoint_id", index=False)
+    message_id = TextKeyField(max_length=40)
+    number = peewee.IntegerField()
+    attempted_at = UtcDateTimeField(index=True)
+    status_code = peewee.IntegerField(null=True)
+    ok = peewee.BooleanField()
+    error = Utf8TextField(null=True)
+    duration_ms = peewee.FloatField()
+    answer = Utf8TextField(null=True)
+
+    class Meta:
+        table_name = "hook_attempts"
+        indexes = ((("endpoint", "attempted_at"), False),)
+
+
+MODELS: tuple[type[BaseModel], ...] = (
+    User,
+    Tag,
+    Article,
+    ArticleTag,
+    FailedFile,
+    Delivery,
+    SweepState,
+    HookEndpoint,
+    HookEvent,
+    HookAttempt,
+)
 
 
 # Nullable columns added after the first release: ``create_tables`` adds them to an existing table

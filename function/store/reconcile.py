@@ -220,7 +220,7 @@ class ReconcileQueries(StoreBase):
         if one_statement:
             # A single statement is atomic by itself: no BEGIN/COMMIT for the server to run.
             self._upsert_articles(plan.rows)
-            return ApplyResult(written=plan.written, unchanged=plan.unchanged, archived=0)
+            return plan.result(archived=0, hidden=())
         # MySQL/TiDB: everything below reaches the server in one round trip with BEGIN and COMMIT (two
         # when the rows must first be read under lock), however many statements it takes.
         with batched_transaction(self._db) as tx:
@@ -245,7 +245,10 @@ class ReconcileQueries(StoreBase):
                 for chunk in chunked(to_archive, KEY_CHUNK_SIZE)
             ]
         archived = sum(tx.rowcount(slot) for slot in archive_slots)
-        return ApplyResult(written=plan.written, unchanged=plan.unchanged, archived=archived)
+        # Archived slugs readers saw until now; without the index every one of them counts (a
+        # notification too many costs a cache refresh, one too few leaves a stale page).
+        hidden = [s for s in to_archive if index is None or (s in index and _served_before(index[s], now))]
+        return plan.result(archived=archived, hidden=hidden if archived else ())
 
     def _upsert_articles(self, rows: list[dict[str, Any]]) -> None:
         upsert_many(
@@ -270,6 +273,7 @@ class ReconcileQueries(StoreBase):
                 Article.updated_at,
                 Article.archived,
                 Article.tags_hash,
+                Article.publish,
             ).where(Article.user == user_id, Article.slug.in_(list(chunk)))
             if is_mysql(self._db):
                 query = query.for_update()
@@ -326,6 +330,7 @@ class _Existing:
     updated_at: datetime
     archived: bool
     tags_hash: str
+    publish: bool
 
     @classmethod
     def of(cls, stored: StoredArticle) -> _Existing:
@@ -338,7 +343,18 @@ class _Existing:
             stored.updated_at,
             stored.archived,
             stored.tags_hash,
+            stored.publish,
         )
+
+
+def served(publish: bool, archived: bool, published_at: datetime | None, now: datetime) -> bool:
+    """Whether readers see an article so: published, live and not scheduled for later (the read
+    routes' rule)."""
+    return bool(publish) and not archived and published_at is not None and published_at <= now
+
+
+def _served_before(stored: StoredArticle | _Existing, now: datetime) -> bool:
+    return served(stored.publish, stored.archived, stored.published_at, now)
 
 
 class _Plan:
@@ -351,6 +367,9 @@ class _Plan:
         self.rows: list[dict[str, Any]] = []
         self.retag: list[ParsedArticle] = []
         self.written = self.unchanged = 0
+        self.published: list[str] = []
+        self.updated: list[str] = []
+        self.unpublished: list[str] = []
         for article in articles:
             old = existing.get(article.slug)
             same = old is not None and old.content_hash == article.content_hash and not old.archived
@@ -362,7 +381,31 @@ class _Plan:
                 old is not None and old.tags_hash != tags_hash(article.tags)
             ):
                 self.retag.append(article)
-            self.rows.append(_article_row(user_id, article, old, same, now))
+            row = _article_row(user_id, article, old, same, now)
+            self.rows.append(row)
+            self._note_what_readers_see(article.slug, old, row, same, now)
+
+    def _note_what_readers_see(
+        self, slug: str, old: _Existing | None, row: dict[str, Any], same: bool, now: datetime
+    ) -> None:
+        was = old is not None and _served_before(old, now)
+        now_served = served(row["publish"], False, row["published_at"], now)
+        if now_served and not was:
+            self.published.append(slug)
+        elif was and not now_served:
+            self.unpublished.append(slug)
+        elif was and not same:
+            self.updated.append(slug)
+
+    def result(self, *, archived: int, hidden: Sequence[str]) -> ApplyResult:
+        return ApplyResult(
+            written=self.written,
+            unchanged=self.unchanged,
+            archived=archived,
+            published=tuple(self.published),
+            updated=tuple(self.updated),
+            unpublished=(*self.unpublished, *hidden),
+        )
 
 
 def tags_hash(tags: Sequence[str]) -> str:

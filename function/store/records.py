@@ -49,6 +49,11 @@ class ApplyResult:
     written: int  # rows inserted, or updated because their content or metadata changed
     unchanged: int  # given articles whose content was the same (only path/blob SHA refreshed)
     archived: int  # rows newly archived
+    # What readers see change, by slug (for the outgoing webhooks): served now and not before, served
+    # before and now with new content, served before and not any more (draft again, archived, scheduled).
+    published: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    unpublished: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

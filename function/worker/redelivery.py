@@ -261,10 +261,12 @@ def run_scheduled(
     services: Any, metrics: MetricsSink, now: datetime | None = None, *, deadline: Deadline = UNLIMITED
 ) -> SweepReport:
     """The schedule's sweep inside the function: the default window, the watermark in the database;
-    pushes too large for Lambda are synced here, within ``deadline``."""
+    pushes too large for Lambda are synced here, within ``deadline``. First, the outgoing webhooks
+    that are due (retries, and anything left) are sent: they need no GitHub App."""
     from function.github.hook_deliveries import api_from_settings
     from function.store.sweep_state import SweepStateStore
 
+    send_due_webhooks(services, deadline)
     api, http = api_from_settings(services.settings)
     try:
         with services.store() as store:
@@ -290,6 +292,19 @@ def run_scheduled(
     return report
 
 
+def send_due_webhooks(services: Any, deadline: Deadline = UNLIMITED) -> None:
+    """The sweep's part for the outgoing webhooks: whatever is due, within ``deadline``; a failure is
+    logged and left for the next sweep, and never stops the redelivery sweep."""
+    try:
+        with services.store() as store:
+            report = services.hooks(store).deliver_due(deadline)
+    except Exception as exc:  # noqa: BLE001 - the redelivery sweep still runs
+        log.error("Due webhooks not sent", extra={"error": f"{type(exc).__name__}: {exc}"[:300]})
+        return
+    if report.sent:
+        log.info("Due webhooks sent", extra=report.to_json())
+
+
 def sync_undelivered_push(
     services: Any, api: Any, attempt: HookDelivery, deadline: Deadline = UNLIMITED
 ) -> str:
@@ -304,8 +319,17 @@ def sync_undelivered_push(
         log.info("Undeliverable push needs no sync", extra={"delivery": attempt.guid, "reason": push.reason})
         return "skipped"
     info = DeliveryInfo(delivery_id=attempt.guid, event="push", received_at=_naive(attempt.delivered_at))
-    with services.store() as store:
-        summary = services.worker(store).process_push(info, push, deadline=deadline)
+    try:
+        with services.store() as store:
+            summary = services.worker(store).process_push(info, push, deadline=deadline)
+    except Exception as exc:
+        services.after_sync(
+            exc, installation_id=push.installation_id, delivery=attempt.guid, deadline=deadline
+        )
+        raise
+    services.after_sync(
+        summary, installation_id=push.installation_id, delivery=attempt.guid, deadline=deadline
+    )
     if summary.retryable:
         left = f", {len(summary.left)} files left for the next run" if summary.left else ""
         raise RedeliveryRefused(f"{summary.failed} files failed{left}")

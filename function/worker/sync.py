@@ -25,6 +25,7 @@ from function.store.records import RememberedFailure
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.budget import COMMIT_MARGIN_S, READ_CHUNK_BYTES, READ_CHUNK_FILES, read_chunks
+from function.worker.changes import ReaderChanges
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,8 @@ class SyncSummary:
     # Changed files not read because the time budget ran out: left for the next run (not among
     # ``succeeded`` or ``failed``); nothing was archived either.
     left: list[str] = field(default_factory=list)
+    # What readers see change (published, updated, unpublished slugs), for the outgoing webhooks.
+    changes: ReaderChanges = field(default_factory=ReaderChanges)
 
     @property
     def retryable(self) -> bool:
@@ -518,6 +521,7 @@ class Worker:
         if progress:
             progress(0, total)
         read = _Read(plan)
+        changes = ReaderChanges()
         written = archived = done = 0
         slowest = 0.0
         for number, files in enumerate(chunks):
@@ -531,7 +535,7 @@ class Worker:
                 chunk = self._read_chunk(repo, plan, files, deadline)
             began = deadline.remaining()
             last = number == len(chunks) - 1
-            w, a = self._apply(user_id, chunk.parsed, archive if last else [], index)
+            w, a = self._apply(user_id, chunk.parsed, archive if last else [], index, changes)
             written, archived = written + w, archived + a
             read.add(chunk)
             done += len(files)
@@ -540,14 +544,22 @@ class Worker:
             if progress:
                 progress(done, total)
         if not chunks:
-            written, archived = self._apply(user_id, [], archive, index)
+            written, archived = self._apply(user_id, [], archive, index, changes)
         self._remember_failures(user_id, read, known)
-        return self._summary(read, written, archived, index)
+        summary = self._summary(read, written, archived, index)
+        summary.changes = changes
+        return summary
 
     def _apply(
-        self, user_id: int, parsed: Sequence[ParsedArticle], archive: Sequence[str], index: Mapping[str, Any]
+        self,
+        user_id: int,
+        parsed: Sequence[ParsedArticle],
+        archive: Sequence[str],
+        index: Mapping[str, Any],
+        changes: ReaderChanges,
     ) -> tuple[int, int]:
         """Commit ``parsed`` in bounded transactions, archiving in the last one; (written, archived).
+        What readers see change is added to ``changes``.
 
         The index was read under the user's lock, which is still held: apply need not read it again
         (the batches write disjoint slugs, so each one's part of the index is still what is stored).
@@ -559,6 +571,7 @@ class Worker:
             result = self._store.apply(user_id, batch, archive if last else [], self._clock(), index=index)
             written += result.written
             archived += result.archived
+            changes.add(result)
         return written, archived
 
     def _summary(self, read: _Read, written: int, archived: int, index: Mapping[str, Any]) -> SyncSummary:

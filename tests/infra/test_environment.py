@@ -17,6 +17,7 @@ from tests.infra.mock_run import stack_config
 from tests.infra.test_config import FakeConfig
 
 Config = TypeVar("Config", bound=StackConfig)
+REGION, ACCOUNT = "ap-northeast-1", "123456789012"
 
 
 def test_every_stack_key_a_setting_names_is_a_key_of_the_stack() -> None:
@@ -68,8 +69,8 @@ def test_a_new_stack_key_is_read_checked_and_reaches_the_function() -> None:
     config = config_of(StackWithRetries, fetchRetries="5")
 
     assert config.fetch_retries == "5" and config.value_of("fetchRetries") == "5"
-    assert plain_variables(config, "ap-northeast-1", "1000001", RuntimeWithRetries)["FETCH_RETRIES"] == "5"
-    assert "FETCH_RETRIES" not in plain_variables(config, "ap-northeast-1", "1000001")
+    assert plain_variables(config, REGION, "1000001", ACCOUNT, RuntimeWithRetries)["FETCH_RETRIES"] == "5"
+    assert "FETCH_RETRIES" not in plain_variables(config, REGION, "1000001", ACCOUNT)
     with pytest.raises(ConfigError) as caught:
         config_of(StackWithRetries, fetchRetries="often")
     assert caught.value.problems == [

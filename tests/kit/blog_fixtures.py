@@ -49,6 +49,9 @@ class Blog:
     settings: Settings
     source: Any
     invoker: RecordingInvoker = field(default_factory=RecordingInvoker)
+    # The outgoing webhooks' transport, clock and alarm (function.hooks.wiring.HookParts); None: from
+    # the settings, as deployed.
+    hook_parts: Any = None
     _apps: dict[str, Flask] = field(default_factory=dict)
 
     @property
@@ -56,7 +59,9 @@ class Blog:
         """The inline-mode app (local development shape)."""
         if "inline" not in self._apps:
             self._apps["inline"] = create_app(
-                services=Services(self.settings, source=self.source, database=self.db)
+                services=Services(
+                    self.settings, source=self.source, database=self.db, hook_parts=self.hook_parts
+                )
             )
         return self._apps["inline"]
 
@@ -69,7 +74,13 @@ class Blog:
         if "lambda" not in self._apps:
             settings = Settings(**{**self.settings.__dict__, "lambda_function_name": "d-st-blog-api"})
             self._apps["lambda"] = create_app(
-                services=Services(settings, source=self.source, database=self.db, invoker=self.invoker)
+                services=Services(
+                    settings,
+                    source=self.source,
+                    database=self.db,
+                    invoker=self.invoker,
+                    hook_parts=self.hook_parts,
+                )
             )
         return self._apps["lambda"]
 

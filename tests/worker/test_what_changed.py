@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.kit.blog_fixtures import Blog, article
+from function.worker.sync import Worker
+from tests.kit.blog_fixtures import USER, Blog, article
 
 
 def changes(answer: Any) -> dict[str, Any]:
@@ -39,3 +40,44 @@ def test_an_edit_a_no_op_a_deletion_and_a_failure_each_say_what_changed(blog: Bl
     with blog.store() as store:
         record = store.get_delivery("edit")
     assert record is not None and (record.written, record.unchanged, record.archived) == (1, 1, 0)
+
+
+def test_a_sync_says_which_slugs_readers_see_change_across_its_transactions(blog: Blog) -> None:
+    # GIVEN five published articles and a draft, synced
+    files = {f"articles/a{i}.md": article(f"A{i}") for i in range(5)}
+    blog.commit({**files, "articles/draft.md": article("Draft", publish=False)})
+    with blog.store() as store:
+        Worker(store, blog.source).sync_user(USER)
+
+    # WHEN one push edits two, unpublishes one, deletes one, publishes the draft and adds one,
+    # synced in transactions of two articles each
+    blog.commit(
+        {
+            "articles/a0.md": article("A0, edited"),
+            "articles/a1.md": article("A1, edited"),
+            "articles/a2.md": article("A2", publish=False),
+            "articles/a3.md": None,
+            "articles/draft.md": article("Draft"),
+            "articles/new.md": article("New"),
+        }
+    )
+    with blog.store() as store:
+        summary = Worker(store, blog.source, batch_max_articles=2).sync_user(USER)
+
+    # THEN the summary names each slug once, by what readers see
+    assert sorted(summary.changes.published) == ["draft", "new"]
+    assert sorted(summary.changes.updated) == ["a0", "a1"]
+    assert sorted(summary.changes.unpublished) == ["a2", "a3"]
+
+
+def test_a_sync_that_changes_nothing_readers_see_has_no_changes(blog: Blog) -> None:
+    blog.commit({"articles/a.md": article("A"), "articles/d.md": article("D", publish=False)})
+    with blog.store() as store:
+        Worker(store, blog.source).sync_user(USER)
+    blog.commit({"articles/d.md": article("D", publish=False, body="Still a draft."), "x.txt": b"x"})
+
+    with blog.store() as store:
+        summary = Worker(store, blog.source).sync_user(USER)
+
+    assert summary.written == 1
+    assert not summary.changes

@@ -1,0 +1,151 @@
+"""The events blog-api sends to front ends, their bodies, and how two pending ones merge into one.
+
+Every body is ``{"type", "timestamp", "data"}`` (the layout Standard Webhooks recommends), small JSON
+with slugs and addresses, never an article's content; ``function.hooks.schema`` describes it.
+
+- ``articles.changed``: after a sync that changed what readers see, the slugs ``published`` (visible now,
+  not before), ``updated`` (visible before and after, content changed) and ``unpublished`` (visible
+  before, not any more). Each entry is ``{"slug", "url", "apiPath"}``.
+- ``sync.failed``: a delivery whose sync ended failed (a file could not be fetched, the time budget ran
+  out, GitHub or the database was down).
+- ``ping``: sent by ``blog-api hooks test``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+ARTICLES_CHANGED = "articles.changed"
+SYNC_FAILED = "sync.failed"
+PING = "ping"
+# What an endpoint may subscribe to (every endpoint answers pings).
+SUBSCRIBABLE = (ARTICLES_CHANGED, SYNC_FAILED)
+TYPES = (*SUBSCRIBABLE, PING)
+
+# A first sync of a large blog would otherwise list every article: past this many slugs in one event
+# the lists are cut and ``truncated`` says so (a receiver then refreshes everything).
+MAX_SLUGS = 500
+# Failed paths named in a sync.failed event.
+MAX_FAILED_PATHS = 50
+# The public address of an article, under SITE_URL (as in the feed and the sitemap).
+ARTICLE_PAGE = "/articles/{slug}"
+KINDS = ("published", "updated", "unpublished")
+
+
+def article_ref(user: str, slug: str, site_url: str | None) -> dict[str, Any]:
+    """``{"slug", "url", "apiPath"}``: the page under SITE_URL (null without it) and the API's path."""
+    quoted = quote(slug, safe="")
+    return {
+        "slug": slug,
+        "url": site_url.rstrip("/") + ARTICLE_PAGE.format(slug=quoted) if site_url else None,
+        "apiPath": f"/users/{quote(user, safe='')}/articles/{quoted}",
+    }
+
+
+def articles_changed(
+    user: str,
+    *,
+    published: Sequence[str],
+    updated: Sequence[str],
+    unpublished: Sequence[str],
+    head_sha: str | None,
+    site_url: str | None,
+) -> dict[str, Any]:
+    """The ``data`` of an ``articles.changed`` event."""
+    lists = {"published": published, "updated": updated, "unpublished": unpublished}
+    return _changes_data(user, {k: list(dict.fromkeys(v)) for k, v in lists.items()}, head_sha, site_url)
+
+
+def _changes_data(
+    user: str,
+    lists: Mapping[str, list[str]],
+    head_sha: str | None,
+    site_url: str | None,
+    truncated: bool = False,
+) -> dict[str, Any]:
+    kept: dict[str, list[str]] = {}
+    room = MAX_SLUGS
+    for kind in KINDS:
+        slugs = lists.get(kind, [])
+        kept[kind] = slugs[: max(room, 0)]
+        truncated = truncated or len(slugs) > room
+        room -= len(kept[kind])
+    return {
+        "user": user,
+        **{kind: [article_ref(user, slug, site_url) for slug in kept[kind]] for kind in KINDS},
+        "headSha": head_sha,
+        "truncated": truncated,
+    }
+
+
+def merge_changes(older: Mapping[str, Any], newer: Mapping[str, Any], site_url: str | None) -> dict[str, Any]:
+    """One ``articles.changed`` for two that were pending for the same endpoint: each slug once, in the
+    list of its latest change, except that a slug published and then updated stays ``published`` (the
+    receiver never saw it)."""
+    kind_of: dict[str, str] = {}
+    for data in (older, newer):
+        for kind in KINDS:
+            for ref in data.get(kind, []):
+                slug = ref["slug"]
+                keep_published = kind == "updated" and kind_of.get(slug) == "published"
+                kind_of.pop(slug, None)  # re-inserted: the order is that of the latest change
+                kind_of[slug] = "published" if keep_published else kind
+    lists: dict[str, list[str]] = {kind: [] for kind in KINDS}
+    for slug, kind in kind_of.items():
+        lists[kind].append(slug)
+    truncated = bool(older.get("truncated")) or bool(newer.get("truncated"))
+    return _changes_data(str(newer["user"]), lists, newer.get("headSha"), site_url, truncated)
+
+
+def sync_failed(
+    user: str,
+    *,
+    delivery: str | None,
+    head_sha: str | None,
+    reason: str,
+    failed_paths: Sequence[str] = (),
+    left: int = 0,
+) -> dict[str, Any]:
+    """The ``data`` of a ``sync.failed`` event: which delivery, why (a short reason, never an error's
+    text, which may name internal hosts), and the repository paths that failed."""
+    return {
+        "user": user,
+        "delivery": delivery,
+        "headSha": head_sha,
+        "reason": reason,
+        "failedPaths": list(failed_paths)[:MAX_FAILED_PATHS],
+        "filesLeft": left,
+        "failures": 1,
+    }
+
+
+def merge_failures(
+    older: Mapping[str, Any], newer: Mapping[str, Any], site_url: str | None
+) -> dict[str, Any]:
+    """Two pending ``sync.failed`` events as one: the newer, counting both."""
+    del site_url  # the same signature as merge_changes
+    return {**newer, "failures": int(older.get("failures", 1)) + int(newer.get("failures", 1))}
+
+
+def ping(user: str, endpoint_id: str) -> dict[str, Any]:
+    """The ``data`` of a ``ping``: who it is for, nothing else."""
+    return {"user": user, "endpoint": endpoint_id, "message": "blog-api webhook test"}
+
+
+def body(event_type: str, timestamp: datetime, data: Mapping[str, Any]) -> bytes:
+    """The exact bytes sent and signed: compact UTF-8 JSON."""
+    document = {"type": event_type, "timestamp": iso_time(timestamp), "data": data}
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def iso_time(value: datetime) -> str:
+    """ISO 8601 in UTC with milliseconds and ``Z`` (naive values are UTC)."""
+    aware = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return aware.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+MERGERS = {ARTICLES_CHANGED: merge_changes, SYNC_FAILED: merge_failures}

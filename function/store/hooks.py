@@ -1,0 +1,407 @@
+"""The outgoing webhooks' tables: endpoints, the events waiting for them, and every attempt.
+
+``HookStore(db)`` works on the connection of the job it runs in (``Services.store()``), like the
+rest of the store. What must not interleave is serialised by the database itself: queueing an event
+writes the endpoint's row first (a row lock on MySQL/TiDB, the write lock on SQLite), so two pushes
+that end at once merge into one pending event instead of adding two; and an endpoint is sent to by one
+sender at a time (``claim``: a lease in its row), which is also what lets a change that arrives during
+an attempt wait, merged, for the next one.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import peewee
+
+from function.store.backends import unwrap
+from function.store.batching import write_transaction
+from function.store.connection import translate_errors
+from function.store.hook_records import AttemptRecord, EndpointRecord, EventRecord, NewAttempt
+from function.store.models import HookAttempt, HookEndpoint, HookEvent, User, to_naive_utc
+
+# Merges the data of a pending event (first) with a newer one's (second).
+Merge = Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
+
+LIVE_STATES = ("pending", "sending")
+
+_ENDPOINT_COLUMNS = (
+    HookEndpoint.id,
+    HookEndpoint.user,
+    User.name,
+    HookEndpoint.url,
+    HookEndpoint.events,
+    HookEndpoint.secret,
+    HookEndpoint.previous_secret,
+    HookEndpoint.previous_secret_until,
+    HookEndpoint.created_at,
+    HookEndpoint.failing_since,
+    HookEndpoint.disabled_at,
+    HookEndpoint.disabled_reason,
+)
+_EVENT_COLUMNS = (
+    HookEvent.id,
+    HookEvent.endpoint,
+    HookEvent.type,
+    HookEvent.message_id,
+    HookEvent.data,
+    HookEvent.state,
+    HookEvent.revision,
+    HookEvent.attempts,
+    HookEvent.next_attempt_at,
+    HookEvent.created_at,
+    HookEvent.updated_at,
+    HookEvent.delivered_at,
+    HookEvent.source,
+)
+_ATTEMPT_COLUMNS = (
+    HookAttempt.id,
+    HookAttempt.event,
+    HookEvent.type,
+    HookAttempt.endpoint,
+    HookAttempt.message_id,
+    HookAttempt.number,
+    HookAttempt.attempted_at,
+    HookAttempt.status_code,
+    HookAttempt.ok,
+    HookAttempt.error,
+    HookAttempt.duration_ms,
+    HookAttempt.answer,
+)
+
+
+def new_id(prefix: str) -> str:
+    """A random id (``ep_``, ``evt_``, ``att_``): never ordered by, never guessed from another."""
+    return prefix + secrets.token_hex(8 if prefix == "ep_" else 12)
+
+
+class HookStore:
+    """Reads and writes the outgoing webhooks' tables on ``db`` (connected by the caller's job)."""
+
+    def __init__(self, db: peewee.Database | peewee.DatabaseProxy) -> None:
+        self._db = unwrap(db)
+
+    @contextmanager
+    def _job(self, *, write: bool = False) -> Iterator[None]:
+        with translate_errors():
+            if write:
+                with write_transaction(self._db):
+                    yield
+            else:
+                yield
+
+    # -- endpoints -------------------------------------------------------------------------------
+
+    def add_endpoint(
+        self, user_id: int, url: str, events: Sequence[str], secret: str, now: datetime
+    ) -> EndpointRecord:
+        endpoint_id = new_id("ep_")
+        with self._job():
+            HookEndpoint.insert(
+                id=endpoint_id,
+                user=user_id,
+                url=url,
+                events=",".join(events),
+                secret=secret,
+                created_at=to_naive_utc(now),
+            ).bind(self._db).execute()
+        found = self.endpoint(endpoint_id)
+        assert found is not None
+        return found
+
+    def endpoint(self, endpoint_id: str) -> EndpointRecord | None:
+        with self._job():
+            rows = self._endpoints(HookEndpoint.id == endpoint_id)
+        return rows[0] if rows else None
+
+    def endpoints(self, user_id: int | None = None) -> list[EndpointRecord]:
+        """Every endpoint (of one user), by user name then creation."""
+        with self._job():
+            return self._endpoints(None if user_id is None else HookEndpoint.user == user_id)
+
+    def endpoints_for(self, user_id: int, event_type: str) -> list[EndpointRecord]:
+        """The user's endpoints subscribed to ``event_type`` (disabled ones too: their events wait)."""
+        return [e for e in self.endpoints(user_id) if e.wants(event_type)]
+
+    def _endpoints(self, where: Any) -> list[EndpointRecord]:
+        query = HookEndpoint.select(*_ENDPOINT_COLUMNS).join(User, on=(HookEndpoint.user == User.id))
+        if where is not None:
+            query = query.where(where)
+        rows: Any = query.order_by(User.name, HookEndpoint.created_at, HookEndpoint.id).tuples()
+        return [_endpoint(row) for row in rows.bind(self._db)]
+
+    def remove_endpoint(self, endpoint_id: str) -> bool:
+        """Delete the endpoint with its events and attempts (ON DELETE CASCADE); False if unknown."""
+        with self._job(write=True):
+            HookAttempt.delete().where(HookAttempt.endpoint == endpoint_id).bind(self._db).execute()
+            HookEvent.delete().where(HookEvent.endpoint == endpoint_id).bind(self._db).execute()
+            removed = HookEndpoint.delete().where(HookEndpoint.id == endpoint_id).bind(self._db).execute()
+        return bool(removed)
+
+    def rotate_secret(self, endpoint_id: str, secret: str, previous_until: datetime) -> EndpointRecord | None:
+        """Sign with ``secret`` from now on, and with the current one too until ``previous_until``."""
+        with self._job(write=True):
+            # Read first: MySQL assigns SET columns left to right, so "previous = secret" beside
+            # "secret = new" would depend on the order Peewee writes them in.
+            row = self._first(HookEndpoint.select(HookEndpoint.secret).where(HookEndpoint.id == endpoint_id))
+            if row is None:
+                return None
+            HookEndpoint.update(
+                previous_secret=row[0], previous_secret_until=to_naive_utc(previous_until), secret=secret
+            ).where(HookEndpoint.id == endpoint_id).bind(self._db).execute()
+        return self.endpoint(endpoint_id)
+
+    # -- health ----------------------------------------------------------------------------------
+
+    def mark_healthy(self, endpoint_id: str) -> None:
+        """A 2xx: no longer failing, and enabled again if it was disabled."""
+        with self._job():
+            HookEndpoint.update(failing_since=None, disabled_at=None, disabled_reason=None).where(
+                HookEndpoint.id == endpoint_id
+            ).bind(self._db).execute()
+
+    def mark_failing(self, endpoint_id: str, now: datetime) -> datetime:
+        """Note a failed attempt; returns since when the endpoint has been failing (now, or earlier)."""
+        now = to_naive_utc(now)
+        with self._job():
+            HookEndpoint.update(failing_since=now).where(
+                HookEndpoint.id == endpoint_id, HookEndpoint.failing_since.is_null()
+            ).bind(self._db).execute()
+            row = (
+                HookEndpoint.select(HookEndpoint.failing_since)
+                .where(HookEndpoint.id == endpoint_id)
+                .tuples()
+                .bind(self._db)
+                .first()
+            )
+        return row[0] if row and row[0] else now
+
+    def disable(self, endpoint_id: str, now: datetime, reason: str) -> bool:
+        """Disable the endpoint (its events wait); False when it was disabled already."""
+        with self._job():
+            changed = (
+                HookEndpoint.update(disabled_at=to_naive_utc(now), disabled_reason=reason[:2000])
+                .where(HookEndpoint.id == endpoint_id, HookEndpoint.disabled_at.is_null())
+                .bind(self._db)
+                .execute()
+            )
+        return bool(changed)
+
+    # -- queueing --------------------------------------------------------------------------------
+
+    def queue(
+        self,
+        endpoint_id: str,
+        event_type: str,
+        data: Mapping[str, Any],
+        now: datetime,
+        *,
+        message_id: str,
+        merge: Merge | None = None,
+        source: str | None = None,
+    ) -> EventRecord | None:
+        """Add an event for the endpoint, due now; with ``merge``, fold it into the endpoint's live
+        event of that type instead (pending, or being sent: the sender then sends the merged one again),
+        which gets ``message_id`` and one more revision. None when the endpoint is gone."""
+        now = to_naive_utc(now)
+        with self._job(write=True):
+            # The endpoint's row first: concurrent queueing for it takes turns from here.
+            HookEndpoint.update(queued_at=now).where(HookEndpoint.id == endpoint_id).bind(self._db).execute()
+            if (
+                self._first(HookEndpoint.select(HookEndpoint.id).where(HookEndpoint.id == endpoint_id))
+                is None
+            ):
+                return None
+            live = None
+            if merge is not None:
+                live = self._event_where(
+                    (HookEvent.endpoint == endpoint_id)
+                    & (HookEvent.type == event_type)
+                    & HookEvent.state.in_(LIVE_STATES),
+                    newest=True,
+                )
+            if live is not None:
+                assert merge is not None
+                HookEvent.update(
+                    data=_json(merge(live.data, data)),
+                    message_id=message_id,
+                    revision=HookEvent.revision + 1,
+                    updated_at=now,
+                    source=source,
+                ).where(HookEvent.id == live.id).bind(self._db).execute()
+                event_id = live.id
+            else:
+                event_id = new_id("evt_")
+                HookEvent.insert(
+                    id=event_id,
+                    endpoint=endpoint_id,
+                    type=event_type,
+                    message_id=message_id,
+                    data=_json(data),
+                    state="pending",
+                    next_attempt_at=now,
+                    created_at=now,
+                    updated_at=now,
+                    source=source,
+                ).bind(self._db).execute()
+            return self._event_where(HookEvent.id == event_id)
+
+    # -- sending ---------------------------------------------------------------------------------
+
+    def claim(self, endpoint_id: str, now: datetime, until: datetime) -> bool:
+        """Take the endpoint's send lease until ``until`` (unless someone else holds it, or it is
+        disabled); only the holder sends to it."""
+        now, until = to_naive_utc(now), to_naive_utc(until)
+        with self._job():
+            taken = (
+                HookEndpoint.update(sending_until=until)
+                .where(
+                    HookEndpoint.id == endpoint_id,
+                    HookEndpoint.disabled_at.is_null(),
+                    HookEndpoint.sending_until.is_null() | (HookEndpoint.sending_until < now),
+                )
+                .bind(self._db)
+                .execute()
+            )
+        return bool(taken)
+
+    def release(self, endpoint_id: str, until: datetime) -> None:
+        """Give the lease taken until ``until`` back (not one someone took over after it expired)."""
+        with self._job():
+            HookEndpoint.update(sending_until=None).where(
+                HookEndpoint.id == endpoint_id, HookEndpoint.sending_until == to_naive_utc(until)
+            ).bind(self._db).execute()
+
+    def next_due(self, endpoint_id: str, now: datetime) -> EventRecord | None:
+        """The endpoint's next event to send: due and pending, or left ``sending`` by a sender that
+        died (only the lease holder asks, so no one else is sending it)."""
+        due = (HookEvent.state == "sending") | (
+            (HookEvent.state == "pending") & (HookEvent.next_attempt_at <= to_naive_utc(now))
+        )
+        with self._job():
+            return self._event_where((HookEvent.endpoint == endpoint_id) & due)
+
+    def mark_sending(self, event_id: str) -> None:
+        with self._job():
+            HookEvent.update(state="sending").where(HookEvent.id == event_id).bind(self._db).execute()
+
+    def finish_attempt(
+        self, attempt: NewAttempt, *, revision: int, retry_at: datetime | None, now: datetime
+    ) -> str:
+        """Record the attempt and move its event on; returns the event's state after it.
+
+        A 2xx delivers the event, unless changes were merged into it meanwhile (``revision`` moved):
+        then it is pending again, due now. A failure makes it pending until ``retry_at``, or failed
+        when there is none (and no change was merged meanwhile)."""
+        now = to_naive_utc(now)
+        attempts = HookEvent.attempts + 1
+        with self._job(write=True):
+            HookAttempt.insert(id=new_id("att_"), **_attempt_row(attempt)).bind(self._db).execute()
+            this = HookEvent.id == attempt.event_id
+            unchanged = this & (HookEvent.revision == revision)
+            if attempt.ok:
+                done = HookEvent.update(
+                    state="delivered", attempts=attempts, next_attempt_at=None, delivered_at=now
+                )
+            elif retry_at is not None:
+                HookEvent.update(
+                    state="pending", attempts=attempts, next_attempt_at=to_naive_utc(retry_at)
+                ).where(this).bind(self._db).execute()
+                return "pending"
+            else:
+                done = HookEvent.update(state="failed", attempts=attempts, next_attempt_at=None)
+            if done.where(unchanged).bind(self._db).execute():
+                return "delivered" if attempt.ok else "failed"
+            # Merged meanwhile: what was merged has not been sent yet.
+            HookEvent.update(state="pending", attempts=0, next_attempt_at=now).where(this).bind(
+                self._db
+            ).execute()
+            return "pending"
+
+    def due_endpoints(self, now: datetime, limit: int = 100) -> list[str]:
+        """Enabled endpoints with an event due (or left being sent), for the scheduled sweep."""
+        due = (HookEvent.state == "sending") | (
+            (HookEvent.state == "pending") & (HookEvent.next_attempt_at <= to_naive_utc(now))
+        )
+        query = (
+            HookEvent.select(HookEvent.endpoint)
+            .join(HookEndpoint, on=(HookEvent.endpoint == HookEndpoint.id))
+            .where(due, HookEndpoint.disabled_at.is_null())
+            .distinct()
+            .limit(limit)
+        )
+        rows: Any = query.tuples().bind(self._db)
+        with self._job():
+            return [row[0] for row in rows]
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def event(self, event_id: str) -> EventRecord | None:
+        with self._job():
+            return self._event_where(HookEvent.id == event_id)
+
+    def live_events(self, endpoint_id: str) -> int:
+        """How many events wait for the endpoint (pending or being sent)."""
+        with self._job():
+            return int(
+                HookEvent.select()
+                .where(HookEvent.endpoint == endpoint_id, HookEvent.state.in_(LIVE_STATES))
+                .bind(self._db)
+                .count()
+            )
+
+    def attempts(self, endpoint_id: str | None = None, limit: int = 20) -> list[AttemptRecord]:
+        """The newest attempts first (of one endpoint)."""
+        query = HookAttempt.select(*_ATTEMPT_COLUMNS).join(HookEvent, on=(HookAttempt.event == HookEvent.id))
+        if endpoint_id is not None:
+            query = query.where(HookAttempt.endpoint == endpoint_id)
+        query = query.order_by(HookAttempt.attempted_at.desc(), HookAttempt.id.desc()).limit(limit)
+        rows: Any = query.tuples().bind(self._db)
+        with self._job():
+            return [AttemptRecord(*row) for row in rows]
+
+    def _event_where(self, where: Any, *, newest: bool = False) -> EventRecord | None:
+        query = HookEvent.select(*_EVENT_COLUMNS).where(where)
+        order = HookEvent.created_at.desc() if newest else HookEvent.next_attempt_at
+        row = self._first(query.order_by(order, HookEvent.created_at, HookEvent.id))
+        return _event(row) if row else None
+
+    def _first(self, query: Any) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = query.tuples().bind(self._db).first()
+        return row
+
+
+def _json(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _endpoint(row: tuple[Any, ...]) -> EndpointRecord:
+    values = list(row)
+    values[4] = tuple(t for t in str(values[4]).split(",") if t)
+    return EndpointRecord(*values)
+
+
+def _event(row: tuple[Any, ...]) -> EventRecord:
+    values = list(row)
+    values[4] = json.loads(values[4])
+    return EventRecord(*values)
+
+
+def _attempt_row(attempt: NewAttempt) -> dict[str, Any]:
+    return {
+        "event": attempt.event_id,
+        "endpoint": attempt.endpoint_id,
+        "message_id": attempt.message_id,
+        "number": attempt.number,
+        "attempted_at": to_naive_utc(attempt.attempted_at),
+        "status_code": attempt.status_code,
+        "ok": attempt.ok,
+        "error": attempt.error,
+        "duration_ms": attempt.duration_ms,
+        "answer": attempt.answer,
+    }
