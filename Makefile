@@ -14,7 +14,7 @@ HOST ?= 127.0.0.1
 RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
            DATABASE_URL=sqlite:///.data/blog.db
 
-.PHONY: install install-run run test check bench package lock lock-check mariadb-server clean
+.PHONY: install install-run run test check bench package lock lock-check mariadb-server docs clean
 
 install: $(STAMP)
 
@@ -65,6 +65,12 @@ check: install lock-check
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# The tables of docs/configuration.md and docs/deploying.md, from the declarations of the settings and
+# the stack keys (a test fails while a committed table is stale).
+docs: install
+	$(BIN)/python -m function.settings_docs --write docs/configuration.md
+	$(BIN)/python -m infra.stack_docs --write docs/deploying.md
 
 bench: install mariadb-server
 	$(BIN)/python -m bench

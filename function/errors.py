@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.names import ENV_DATABASE_URL
+from shared.runtime_settings import variable
 
 
 class BlogApiError(Exception):
@@ -115,7 +115,7 @@ class DatabaseUrlError(ConfigError, ValueError):
     """DATABASE_URL cannot be used; the message says why without quoting it."""
 
     def __init__(self, reason: str) -> None:
-        super().__init__(f"{ENV_DATABASE_URL}: {reason}")
+        super().__init__(f"{variable('database_url')}: {reason}")
 
 
 class DatabaseUnavailable(Exception):

@@ -1,21 +1,24 @@
-"""The function's environment variables, named by ``shared.names``, the module ``function/`` reads them by."""
+"""The function's environment variables, derived from the runtime settings' declarations
+(``shared.runtime_settings``): a setting with a ``stack_key`` is set from that key, one with an
+``on_lambda`` value always to that value, and the ``*_PARAM`` variables from their parameters' keys."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pulumi
 
 from infra.config import StackConfig
 from infra.network import endpoint_hosts
 from shared import names
+from shared.runtime_settings import RuntimeSettings, variable
+from shared.setting import settings_of
 
 
-def parameter_variables(config: StackConfig) -> dict[str, str]:
+def parameter_variables(config: StackConfig, declarations: type[Any] = RuntimeSettings) -> dict[str, str]:
     """``*_PARAM`` variable → SSM parameter name: the function reads its secrets from these."""
-    return {
-        names.ENV_WEBHOOK_SECRET_PARAM: config.webhook_secret_param,
-        names.ENV_GITHUB_APP_PRIVATE_KEY_PARAM: config.github_app_private_key_param,
-        names.ENV_DATABASE_URL_PARAM: config.database_url_param,
-    }
+    params = [spec.param for spec in settings_of(declarations) if spec.param is not None]
+    return {param.env: config.value_of(param.stack_key) for param in params}
 
 
 def plain_variables(
@@ -23,36 +26,43 @@ def plain_variables(
     region: pulumi.Input[str],
     github_app_id: pulumi.Input[str],
     account_id: pulumi.Input[str],
+    declarations: type[Any] = RuntimeSettings,
 ) -> dict[str, pulumi.Input[str]]:
     """Every other variable the function reads on Lambda; none of them is a secret.
 
     ``github_app_id`` is the configured id, or the value of ``githubAppIdParam`` read at deploy time.
     ``account_id`` (with ``region``) names the alarm topic the webhooks tell of a disabled endpoint.
+    ``declarations``: the runtime settings' class (another one in tests).
 
     ``AWS_LAMBDA_FUNCTION_NAME`` is not here: Lambda sets it, and its presence is what switches the
     app into accept-and-invoke mode.
     """
-    variables: dict[str, pulumi.Input[str]] = {
-        names.ENV_PASS_THROUGH_PATH: names.DEFAULT_PASS_THROUGH_PATH,
-        names.ENV_GITHUB_APP_ID: github_app_id,
-        names.ENV_GITHUB_API_URL: config.github_api_url,
-        names.ENV_ARTICLE_SOURCE: names.DEFAULT_ARTICLE_SOURCE,
-        names.ENV_ARTICLES_DIR: config.articles_dir,
-        names.ENV_LOG_LEVEL: config.log_level,
-    }
-    variables[names.ENV_ALARM_TOPIC_ARN] = pulumi.Output.all(region, account_id).apply(
-        lambda values: names.alarm_topic_arn(str(values[0]), str(values[1]), config.physical_prefix)
-    )
-    if config.snap_start:
+    # Worked out by the program from their keys rather than copied (None: not set).
+    computed: dict[str, pulumi.Input[str] | None] = {
+        variable("github_app_id"): github_app_id,
         # The worker runs from the snapshot too: the self-invoke targets the alias, not $LATEST.
-        variables[names.ENV_SELF_INVOKE_QUALIFIER] = names.LIVE_ALIAS
-    if config.article_branch:
-        variables[names.ENV_ARTICLE_BRANCH] = config.article_branch
-    if config.https_proxy:
-        variables[names.ENV_HTTPS_PROXY] = config.https_proxy
-    no_proxy = _no_proxy(config, region)
-    if no_proxy is not None:
-        variables[names.ENV_NO_PROXY] = no_proxy
+        variable("self_invoke_qualifier"): names.LIVE_ALIAS if config.snap_start else None,
+        variable("no_proxy"): _no_proxy(config, region),
+        # The topic is named after the prefix; its ARN is built as a string, as the policy's is.
+        variable("alarm_topic_arn"): pulumi.Output.all(region, account_id).apply(
+            lambda values: names.alarm_topic_arn(str(values[0]), str(values[1]), config.physical_prefix)
+        ),
+    }
+    variables: dict[str, pulumi.Input[str]] = {}
+    for spec in settings_of(declarations):
+        value: pulumi.Input[str] | None
+        if spec.on_lambda is not None:
+            value = spec.on_lambda
+        elif spec.stack_key is None:
+            continue
+        elif spec.env in computed:
+            value = computed[spec.env]
+        else:
+            value = config.value_of(spec.stack_key)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{spec.env}: blog-api:{spec.stack_key} is not text; compute it above")
+        if value is not None:
+            variables[spec.env] = value
     return variables
 
 

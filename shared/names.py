@@ -1,7 +1,7 @@
-"""One name, one place: physical names, environment variable names and the pass-through path.
+"""One name, one place: physical names, routes and the events the function and the program agree on.
 
-Both ``infra/`` (which writes these variables onto the Lambda function) and ``function/``
-(which reads them) import from here, so a rename cannot leave the two disagreeing.
+Both ``infra/`` (which creates the resources) and ``function/`` (which runs in them) import from here,
+so a rename cannot leave the two disagreeing.
 """
 
 from __future__ import annotations
@@ -10,43 +10,9 @@ PROJECT = "blog-api"
 
 # Routes
 WEBHOOK_ROUTE = "/webhooks/github"
-DEFAULT_PASS_THROUGH_PATH = "/events"
 
-# Environment variable names
-ENV_WEBHOOK_SECRET = "GITHUB_WEBHOOK_SECRET"
-ENV_WEBHOOK_SECRET_PARAM = "GITHUB_WEBHOOK_SECRET_PARAM"
-ENV_GITHUB_APP_ID = "GITHUB_APP_ID"
-ENV_GITHUB_APP_PRIVATE_KEY = "GITHUB_APP_PRIVATE_KEY"
-ENV_GITHUB_APP_PRIVATE_KEY_PARAM = "GITHUB_APP_PRIVATE_KEY_PARAM"
-ENV_GITHUB_API_URL = "GITHUB_API_URL"
-ENV_DATABASE_URL = "DATABASE_URL"
-ENV_DATABASE_URL_PARAM = "DATABASE_URL_PARAM"
-ENV_DATABASE_CONNECTIONS = "DATABASE_CONNECTIONS"  # keep | per-job
-ENV_ARTICLE_SOURCE = "ARTICLE_SOURCE"
-ENV_ARTICLES_DIR = "ARTICLES_DIR"
-ENV_ARTICLE_BRANCH = "ARTICLE_BRANCH"
-ENV_ARTICLE_TIMEZONE = "ARTICLE_TIMEZONE"
-ENV_LAMBDA_FUNCTION_NAME = "AWS_LAMBDA_FUNCTION_NAME"
-ENV_PASS_THROUGH_PATH = "AWS_LWA_PASS_THROUGH_PATH"
-# The alias the self-invoke targets (set by the program with SnapStart on, so the worker runs restored).
-ENV_SELF_INVOKE_QUALIFIER = "SELF_INVOKE_QUALIFIER"
-ENV_HTTPS_PROXY = "HTTPS_PROXY"
-ENV_NO_PROXY = "NO_PROXY"
-ENV_LOG_LEVEL = "LOG_LEVEL"
-ENV_LIBRARY_LOG_LEVEL = "LIBRARY_LOG_LEVEL"
-ENV_ALLOW_RAW_HTML = "ARTICLE_ALLOW_RAW_HTML"
-ENV_ASSET_BASE_URL = "ARTICLE_ASSET_BASE_URL"
-ENV_INSTALLATION_MAP = "GITHUB_INSTALLATION_USER_MAP"
-# The SNS topic of the stack's alarms, which the function also tells when it disables a webhook endpoint.
-ENV_ALARM_TOPIC_ARN = "ALARM_TOPIC_ARN"
-
-# Defaults
-DEFAULT_GITHUB_API_URL = "https://api.github.com"
-DEFAULT_DATABASE_URL = "sqlite:///.data/blog.db"
-DEFAULT_ARTICLE_SOURCE = "github"
-DEFAULT_ARTICLES_DIR = "articles"
-DEFAULT_ARTICLE_TIMEZONE = "Asia/Tokyo"  # as Zenn reads a zone-less published_at
-DEFAULT_LOG_LEVEL = "INFO"
+# The settings (environment variables, their defaults and checks) are declared in
+# shared/runtime_settings.py: ``variable("log_level")`` is "LOG_LEVEL".
 
 # The function's handler, as Lambda names it.
 HANDLER = "function.handler.handler"

@@ -9,16 +9,16 @@ import pytest
 
 from function.errors import ConfigError
 from function.settings import Settings
-from shared import names
+from shared.setting import SettingProblem, declared_settings, setting
 
 
 def test_missing_secret_refuses_to_start_naming_the_setting() -> None:
-    with pytest.raises(ConfigError, match=names.ENV_WEBHOOK_SECRET):
+    with pytest.raises(ConfigError, match="GITHUB_WEBHOOK_SECRET"):
         Settings.from_env({})
 
 
 def test_defaults_match_the_contract() -> None:
-    settings = Settings.from_env({names.ENV_WEBHOOK_SECRET: "s3cret-value"})
+    settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s3cret-value"})
     assert settings.github_api_url == "https://api.github.com"
     assert settings.database_url == "sqlite:///.data/blog.db"
     assert settings.article_source == "github"
@@ -30,7 +30,7 @@ def test_defaults_match_the_contract() -> None:
 
 def test_lambda_function_name_switches_to_lambda_mode() -> None:
     settings = Settings.from_env(
-        {names.ENV_WEBHOOK_SECRET: "x" * 10, names.ENV_LAMBDA_FUNCTION_NAME: "d-st-blog-api"}
+        {"GITHUB_WEBHOOK_SECRET": "x" * 10, "AWS_LAMBDA_FUNCTION_NAME": "d-st-blog-api"}
     )
     assert settings.lambda_mode is True
 
@@ -43,7 +43,7 @@ def test_param_variables_are_read_in_one_batch() -> None:
         return {"/blog/secret": "from-ssm-secret", "/blog/db": "mysql://u:p@db:4000/blog"}
 
     settings = Settings.from_env(
-        {names.ENV_WEBHOOK_SECRET_PARAM: "/blog/secret", names.ENV_DATABASE_URL_PARAM: "/blog/db"}, reader
+        {"GITHUB_WEBHOOK_SECRET_PARAM": "/blog/secret", "DATABASE_URL_PARAM": "/blog/db"}, reader
     )
     assert settings.webhook_secret == "from-ssm-secret"
     assert settings.database_url == "mysql://u:p@db:4000/blog"
@@ -52,7 +52,7 @@ def test_param_variables_are_read_in_one_batch() -> None:
 
 def test_missing_ssm_parameter_is_a_config_error_naming_it() -> None:
     with pytest.raises(ConfigError, match="/blog/secret"):
-        Settings.from_env({names.ENV_WEBHOOK_SECRET_PARAM: "/blog/secret"}, lambda wanted: {})
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET_PARAM": "/blog/secret"}, lambda wanted: {})
 
 
 def test_secrets_are_not_in_repr() -> None:
@@ -74,30 +74,30 @@ def test_flask_run_without_secret_stops_with_a_message_naming_the_setting(tmp_pa
 @pytest.mark.parametrize(
     ("variable", "value"),
     [
-        (names.ENV_DATABASE_URL, "nonsense"),
-        (names.ENV_DATABASE_URL, "sqlite:///"),
-        (names.ENV_DATABASE_URL, "mysql://u:pw@h/db?ssl_ca=/no/such/ca.pem"),
-        (names.ENV_LOG_LEVEL, "verbose"),
-        (names.ENV_ALARM_TOPIC_ARN, "d-st-blog-api-alarms"),
+        ("DATABASE_URL", "nonsense"),
+        ("DATABASE_URL", "sqlite:///"),
+        ("DATABASE_URL", "mysql://u:pw@h/db?ssl_ca=/no/such/ca.pem"),
+        ("LOG_LEVEL", "verbose"),
+        ("ALARM_TOPIC_ARN", "d-st-blog-api-alarms"),
     ],
 )
 def test_a_malformed_setting_refuses_the_start_naming_it(variable: str, value: str) -> None:
     # A bad value must stop the app at start-up with its name, not answer 500 on every request.
     with pytest.raises(ConfigError, match=f"^{variable}"):
-        Settings.from_env({names.ENV_WEBHOOK_SECRET: "s", variable: value}, lambda wanted: {})
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", variable: value}, lambda wanted: {})
 
 
 def test_the_alarm_topic_is_read_for_the_webhooks() -> None:
     arn = "arn:aws:sns:us-east-1:123456789012:d-st-blog-api-alarms"
-    settings = Settings.from_env({names.ENV_WEBHOOK_SECRET: "s", names.ENV_ALARM_TOPIC_ARN: arn})
+    settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "ALARM_TOPIC_ARN": arn})
     assert settings.alarm_topic_arn == arn
-    assert Settings.from_env({names.ENV_WEBHOOK_SECRET: "s"}).alarm_topic_arn is None
+    assert Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s"}).alarm_topic_arn is None
 
 
 def test_a_database_url_from_ssm_is_checked_too() -> None:
     with pytest.raises(ConfigError, match=r"^DATABASE_URL: unsupported scheme"):
         Settings.from_env(
-            {names.ENV_WEBHOOK_SECRET: "s", names.ENV_DATABASE_URL_PARAM: "/blog/db"},
+            {"GITHUB_WEBHOOK_SECRET": "s", "DATABASE_URL_PARAM": "/blog/db"},
             lambda wanted: {"/blog/db": "postgres://u:pw@h/db"},
         )
 
@@ -108,16 +108,16 @@ PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE K
 def test_the_github_source_needs_the_app_id_and_key_at_start_up() -> None:
     # The app starting without them answered 500 on the first push, and recorded nothing.
     with pytest.raises(ConfigError, match=r"^GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY .* not set") as caught:
-        Settings.from_env({names.ENV_WEBHOOK_SECRET: "s"}, require_source=True)
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s"}, require_source=True)
     assert "ARTICLE_SOURCE=dir:PATH" in str(caught.value)  # the other way out is named too
 
 
 def test_the_key_may_come_from_its_ssm_name() -> None:
     settings = Settings.from_env(
         {
-            names.ENV_WEBHOOK_SECRET: "s",
-            names.ENV_GITHUB_APP_ID: "123456",
-            names.ENV_GITHUB_APP_PRIVATE_KEY_PARAM: "/blog/app-key",
+            "GITHUB_WEBHOOK_SECRET": "s",
+            "GITHUB_APP_ID": "123456",
+            "GITHUB_APP_PRIVATE_KEY_PARAM": "/blog/app-key",
         },
         lambda wanted: {"/blog/app-key": PEM},
         require_source=True,
@@ -127,19 +127,17 @@ def test_the_key_may_come_from_its_ssm_name() -> None:
 
 def test_only_the_missing_app_setting_is_named() -> None:
     with pytest.raises(ConfigError, match=r"^GITHUB_APP_ID not set"):
-        Settings.from_env(
-            {names.ENV_WEBHOOK_SECRET: "s", names.ENV_GITHUB_APP_PRIVATE_KEY: PEM}, require_source=True
-        )
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_PRIVATE_KEY": PEM}, require_source=True)
 
 
 def test_a_folder_source_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^ARTICLE_SOURCE=dir:.*no such folder"):
         Settings.from_env(
-            {names.ENV_WEBHOOK_SECRET: "s", names.ENV_ARTICLE_SOURCE: f"dir:{tmp_path}/nope"},
+            {"GITHUB_WEBHOOK_SECRET": "s", "ARTICLE_SOURCE": f"dir:{tmp_path}/nope"},
             require_source=True,
         )
     assert Settings.from_env(
-        {names.ENV_WEBHOOK_SECRET: "s", names.ENV_ARTICLE_SOURCE: f"dir:{tmp_path}"}, require_source=True
+        {"GITHUB_WEBHOOK_SECRET": "s", "ARTICLE_SOURCE": f"dir:{tmp_path}"}, require_source=True
     ).source_dir == str(tmp_path)
 
 
@@ -151,16 +149,16 @@ def test_commands_that_need_no_source_start_without_the_app_settings() -> None:
 @pytest.mark.parametrize(
     ("variable", "value", "says"),
     [
-        (names.ENV_GITHUB_APP_ID, "my-blog-app", "must be the App's numeric id"),
-        (names.ENV_GITHUB_APP_PRIVATE_KEY, "MIIEowIBAAKCAQEA", "is not a PEM private key"),
+        ("GITHUB_APP_ID", "my-blog-app", "must be the App's numeric id"),
+        ("GITHUB_APP_PRIVATE_KEY", "MIIEowIBAAKCAQEA", "is not a PEM private key"),
         # A PEM pasted into one line, with literal \n: what a shell export often makes of it.
-        (names.ENV_GITHUB_APP_PRIVATE_KEY, PEM.replace("\n", "\\n"), "is not a PEM private key"),
-        (names.ENV_GITHUB_API_URL, "api.github.com", "must start with https://"),
+        ("GITHUB_APP_PRIVATE_KEY", PEM.replace("\n", "\\n"), "is not a PEM private key"),
+        ("GITHUB_API_URL", "api.github.com", "must start with https://"),
     ],
 )
 def test_a_malformed_app_setting_is_named_with_its_fix(variable: str, value: str, says: str) -> None:
     with pytest.raises(ConfigError, match=f"^{variable} {says}") as caught:
-        Settings.from_env({names.ENV_WEBHOOK_SECRET: "s", variable: value})
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", variable: value})
     assert value not in str(caught.value)  # a key, even a broken one, is never echoed
 
 
@@ -171,7 +169,7 @@ def test_unreadable_ssm_parameters_are_one_line_naming_them(monkeypatch: pytest.
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws-credentials")
     with pytest.raises(ConfigError, match=r"^cannot read the SSM parameters /blog/secret: ") as caught:
-        Settings.from_env({names.ENV_WEBHOOK_SECRET_PARAM: "/blog/secret"})
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET_PARAM": "/blog/secret"})
     assert "\n" not in str(caught.value)
     assert "AWS_REGION" in str(caught.value)
 
@@ -208,3 +206,45 @@ def test_flask_run_refuses_in_one_line_naming_the_setting(
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("Error: ") and names_it in lines[0]
     assert "Traceback" not in result.stderr + result.stdout
+
+
+# Adding a setting is one declaration: reading, checking, keyword construction and the documentation's
+# table follow from it (docs/development.md, "Add a setting").
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise SettingProblem("must be a whole number") from None
+
+
+@declared_settings
+class WithRetries(Settings):
+    fetch_retries: int = setting(
+        env="FETCH_RETRIES",
+        doc="how often a failed fetch is tried again",
+        parse=_whole_number,
+        default=3,
+        check=lambda value: None if 0 <= value <= 10 else "must be between 0 and 10",
+    )
+
+
+def test_a_new_declaration_is_read_with_its_default_and_parser() -> None:
+    assert WithRetries.from_env({"GITHUB_WEBHOOK_SECRET": "s"}).fetch_retries == 3
+    assert WithRetries.from_env({"GITHUB_WEBHOOK_SECRET": "s", "FETCH_RETRIES": "5"}).fetch_retries == 5
+    assert WithRetries(webhook_secret="s", fetch_retries=2).fetch_retries == 2
+
+
+@pytest.mark.parametrize(
+    ("value", "says"), [("eleven", "must be a whole number"), ("11", "must be between 0 and 10")]
+)
+def test_a_new_declaration_is_checked_naming_its_variable(value: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=f"^FETCH_RETRIES {says}$"):
+        WithRetries.from_env({"GITHUB_WEBHOOK_SECRET": "s", "FETCH_RETRIES": value})
+
+
+def test_a_new_declaration_has_its_row_in_the_documentation() -> None:
+    from function.settings_docs import table
+
+    rows = table(WithRetries).splitlines()
+    assert rows[-1] == "| `FETCH_RETRIES` | how often a failed fetch is tried again | `3` | — |"
+    assert len(rows) == len(table().splitlines()) + 1

@@ -5,13 +5,21 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
+import sys
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
+import click
+
+from function.cli.failures import transport_reason
+from function.errors import ConfigError
+from function.settings import Settings, ssm_parameter_reader
 from function.webhooks.signature import sign
+from shared.runtime_settings import declaration, variable
 
 USER_AGENT = "GitHub-Hookshot/blog-api-cli"
 
@@ -114,3 +122,84 @@ def send(
 
 def encode(payload: Any) -> bytes:
     return json.dumps(payload, separators=(",", ":")).encode()
+
+
+@click.command("send-webhook")
+@click.argument("url")
+@click.option("--secret", envvar="GITHUB_WEBHOOK_SECRET", help="webhook secret (default: env)")
+@click.option("--secret-param", default=None, help="read the secret from this SSM SecureString instead")
+@click.option("--event", default="push", show_default=True)
+@click.option("--payload", "payload_file", type=click.File("rb"), default=None, help="body to send (a file)")
+@click.option("--delivery", default=None, help="X-GitHub-Delivery (default: a new UUID)")
+@click.option("--repo", default="demo/blog", show_default=True, help="without --payload: repository")
+@click.option("--ref", default="refs/heads/main", show_default=True, help="without --payload: ref pushed")
+@click.option(
+    "--default-branch",
+    default="main",
+    show_default=True,
+    help="without --payload: the repository's default branch (the one synced when ARTICLE_BRANCH is unset)",
+)
+@click.option("--installation-id", type=int, default=1, show_default=True, help="without --payload")
+@click.option("--form", is_flag=True, help="send as application/x-www-form-urlencoded (payload=...)")
+def send_webhook(
+    url: str,
+    secret: str | None,
+    secret_param: str | None,
+    event: str,
+    payload_file: IO[bytes] | None,
+    delivery: str | None,
+    repo: str,
+    ref: str,
+    default_branch: str,
+    installation_id: int,
+    form: bool,
+) -> None:
+    """Send a delivery signed as GitHub signs it; print status, body and latency."""
+    from urllib.parse import urlencode
+
+    if not secret_param and not secret:
+        # As the app reads its settings: the parameter only when the plain variable is unset.
+        param = declaration("webhook_secret").param
+        secret_param = (param and os.environ.get(param.env)) or None
+    if secret_param:
+        # The same proxy settings the app reads, NO_PROXY included.
+        env = Settings.from_env(require_secret=False)
+        values = ssm_parameter_reader(env.https_proxy, env.no_proxy)([secret_param])
+        if secret_param not in values:
+            raise ConfigError(f"SSM parameter {secret_param} was not found")
+        secret = values[secret_param]
+    if not secret:
+        raise ConfigError(
+            "no secret: pass --secret or --secret-param, or set GITHUB_WEBHOOK_SECRET "
+            "(or GITHUB_WEBHOOK_SECRET_PARAM)"
+        )
+    if payload_file is not None:
+        body = payload_file.read()
+    elif event == "ping":
+        body = encode({"zen": "Keep it logically awesome.", "hook_id": 0})
+    else:
+        body = encode(build_push(repo, ref, installation_id, default_branch=default_branch))
+    content_type = "application/json"
+    if form:
+        body = urlencode({"payload": body.decode("utf-8")}).encode()
+        content_type = "application/x-www-form-urlencoded"
+    try:
+        sent = send(
+            url,
+            secret,
+            body,
+            event=event,
+            delivery=delivery,
+            content_type=content_type,
+            app_id=os.environ.get(variable("github_app_id")),
+        )
+    except Exception as exc:  # any transport failure is reported as one line
+        raise ConfigError(
+            f"could not send to {url} ({transport_reason(exc)}): is the server running, and is the URL right?"
+        ) from exc
+    click.echo(f"status: {sent.status}")
+    click.echo(f"body: {sent.body.strip()}")
+    click.echo(f"latency_ms: {sent.latency_ms:.1f}")
+    click.echo(f"delivery: {sent.delivery}")
+    if sent.status >= 400:
+        sys.exit(1)

@@ -9,7 +9,6 @@ from flask.testing import FlaskClient
 
 from function.errors import ConfigError
 from function.settings import Settings
-from shared import names
 
 
 def test_the_highlight_stylesheet_is_served(lambda_client: FlaskClient) -> None:
@@ -28,17 +27,17 @@ def test_another_static_path_is_a_json_404(lambda_client: FlaskClient) -> None:
 
 
 def _settings(**env: str) -> Settings:
-    base: dict[str, Any] = {names.ENV_WEBHOOK_SECRET: "s"}
+    base: dict[str, Any] = {"GITHUB_WEBHOOK_SECRET": "s"}
     return Settings.from_env({**base, **env})
 
 
 def test_asset_base_url_is_read_and_trimmed() -> None:
     assert _settings().asset_base_url is None
-    settings = _settings(**{names.ENV_ASSET_BASE_URL: " https://cdn.example.com/blog/ "})
+    settings = _settings(**{"ARTICLE_ASSET_BASE_URL": " https://cdn.example.com/blog/ "})
     assert settings.asset_base_url == "https://cdn.example.com/blog"
 
 
 @pytest.mark.parametrize("value", ["ftp://x", "javascript:alert(1)", "https://x/a?b=1", 'https://x/"a'])
 def test_a_bad_asset_base_url_is_refused_at_start(value: str) -> None:
-    with pytest.raises(ConfigError, match=names.ENV_ASSET_BASE_URL):
-        _settings(**{names.ENV_ASSET_BASE_URL: value})
+    with pytest.raises(ConfigError, match="ARTICLE_ASSET_BASE_URL"):
+        _settings(**{"ARTICLE_ASSET_BASE_URL": value})

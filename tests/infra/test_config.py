@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +164,28 @@ def test_a_placeholder_stops_the_program_before_any_resource(tmp_path: Path) -> 
     ]
     # Pulumi prints a RunError without a traceback: the message is what the user sees.
     assert "Traceback" not in record["error"]
+
+
+def _has_type(value: Any, annotation: Any) -> bool:
+    """``value`` is of ``annotation`` (a class, ``X | None``, ``tuple[X, ...]``)."""
+    origin = typing.get_origin(annotation)
+    if origin in (types.UnionType, typing.Union):
+        return any(_has_type(value, option) for option in typing.get_args(annotation))
+    if origin is tuple:
+        (item, _) = typing.get_args(annotation)
+        return isinstance(value, tuple) and all(_has_type(v, item) for v in value)
+    if annotation is type(None):
+        return value is None
+    return isinstance(value, annotation)
+
+
+@pytest.mark.parametrize("overrides", [{}, {"reservedConcurrency": "20", "githubAppId": "1000001"}])
+def test_every_value_read_has_its_fields_type(overrides: dict[str, str]) -> None:
+    # The keyword arguments are built from the declarations: each reader's type must be its field's.
+    for stack in ("dev", "prod"):
+        config = config_of(stack, **overrides)
+        for owner in (config, config.network):
+            hints = typing.get_type_hints(type(owner))
+            for f in dataclasses.fields(owner):
+                value = getattr(owner, f.name)
+                assert _has_type(value, hints[f.name]), (f.name, value, hints[f.name])

@@ -43,42 +43,42 @@ def test_function_code_is_the_prebuilt_artifact_and_nothing_is_built(deployment:
 
 def test_environment_sets_pass_through_path_and_plain_settings(deployment: Deployment) -> None:
     env = deployment.environment
-    assert env[names.ENV_PASS_THROUGH_PATH] == names.DEFAULT_PASS_THROUGH_PATH == "/events"
-    assert env[names.ENV_ARTICLE_BRANCH] == deployment.setting("articleBranch")
-    assert env[names.ENV_ARTICLES_DIR] == deployment.setting("articlesDir")
-    assert env[names.ENV_LOG_LEVEL] == deployment.setting("logLevel")
+    assert env["AWS_LWA_PASS_THROUGH_PATH"] == "/events"
+    assert env["ARTICLE_BRANCH"] == deployment.setting("articleBranch")
+    assert env["ARTICLES_DIR"] == deployment.setting("articlesDir")
+    assert env["LOG_LEVEL"] == deployment.setting("logLevel")
     # NAT is the way out: no proxy unless one is configured.
-    assert deployment.setting("httpsProxy") == "" and names.ENV_HTTPS_PROXY not in env
+    assert deployment.setting("httpsProxy") == "" and "HTTPS_PROXY" not in env
 
 
 def test_a_configured_proxy_is_passed_on(deployments: dict[str, Deployment]) -> None:
     existing = deployments["dev-existing-vpc"]
-    assert existing.environment[names.ENV_HTTPS_PROXY] == "http://10.30.0.10:3128"
+    assert existing.environment["HTTPS_PROXY"] == "http://10.30.0.10:3128"
 
 
 def test_environment_names_the_ssm_parameters_and_holds_no_secret(deployment: Deployment) -> None:
     env = deployment.environment
-    assert env[names.ENV_WEBHOOK_SECRET_PARAM] == deployment.setting("webhookSecretParam")
-    assert env[names.ENV_GITHUB_APP_PRIVATE_KEY_PARAM] == deployment.setting("githubAppPrivateKeyParam")
-    assert env[names.ENV_DATABASE_URL_PARAM] == deployment.setting("databaseUrlParam")
-    for secret in (names.ENV_WEBHOOK_SECRET, names.ENV_GITHUB_APP_PRIVATE_KEY, names.ENV_DATABASE_URL):
+    assert env["GITHUB_WEBHOOK_SECRET_PARAM"] == deployment.setting("webhookSecretParam")
+    assert env["GITHUB_APP_PRIVATE_KEY_PARAM"] == deployment.setting("githubAppPrivateKeyParam")
+    assert env["DATABASE_URL_PARAM"] == deployment.setting("databaseUrlParam")
+    for secret in ("GITHUB_WEBHOOK_SECRET", "GITHUB_APP_PRIVATE_KEY", "DATABASE_URL"):
         assert secret not in env
     # Lambda sets this one itself; it is what switches the app into accept-and-invoke mode.
-    assert names.ENV_LAMBDA_FUNCTION_NAME not in env
+    assert "AWS_LAMBDA_FUNCTION_NAME" not in env
 
 
 def test_no_proxy_keeps_endpoint_traffic_off_the_proxy_in_prod(prod: Deployment) -> None:
-    hosts = prod.environment[names.ENV_NO_PROXY].split(",")
+    hosts = prod.environment["NO_PROXY"].split(",")
     assert f"lambda.{prod.region}.amazonaws.com" in hosts
     assert f"ssm.{prod.region}.amazonaws.com" in hosts
 
 
 def test_no_proxy_is_unset_without_endpoints_or_configured_hosts(dev: Deployment) -> None:
-    assert names.ENV_NO_PROXY not in dev.environment
+    assert "NO_PROXY" not in dev.environment
 
 
 def test_configured_no_proxy_hosts_come_first(deployments: dict[str, Deployment]) -> None:
-    hosts = deployments["prod-custom"].environment[names.ENV_NO_PROXY].split(",")
+    hosts = deployments["prod-custom"].environment["NO_PROXY"].split(",")
     assert hosts[:2] == ["internal.corp", "db.corp"]
 
 
@@ -176,7 +176,7 @@ def test_reserved_concurrency_is_off_unless_configured(deployments: dict[str, De
 
 def test_committed_stacks_read_the_app_id_from_ssm_at_deploy_time(deployment: Deployment) -> None:
     assert deployment.setting("githubAppId") == ""
-    assert deployment.environment[names.ENV_GITHUB_APP_ID] == APP_ID_FROM_SSM
+    assert deployment.environment["GITHUB_APP_ID"] == APP_ID_FROM_SSM
     (lookup,) = [c["args"] for c in deployment.invoke_args if c["args"].get("name", "").endswith("app-id")]
     assert (
         lookup["name"]
@@ -187,7 +187,7 @@ def test_committed_stacks_read_the_app_id_from_ssm_at_deploy_time(deployment: De
 
 def test_a_configured_app_id_is_used_without_reading_ssm(deployments: dict[str, Deployment]) -> None:
     custom = deployments["prod-custom"]
-    assert custom.environment[names.ENV_GITHUB_APP_ID] == "1000001"
+    assert custom.environment["GITHUB_APP_ID"] == "1000001"
     assert not [c for c in custom.invoke_args if c["args"].get("name", "").endswith("app-id")]
 
 

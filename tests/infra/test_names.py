@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from shared import names
+from shared import runtime_settings
 from tests.infra.deployment import Deployment
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -24,19 +24,10 @@ def function_modules() -> list[ast.Module]:
 
 
 def env_names_read_by_function() -> set[str]:
-    """Values of the ``shared.names.ENV_*`` constants that ``function/`` refers to."""
-    constants: set[str] = set()
-    for module in function_modules():
-        for node in ast.walk(module):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "names"
-            ):
-                constants.add(node.attr)
-            elif isinstance(node, ast.ImportFrom) and node.module == "shared.names":
-                constants.update(alias.name for alias in node.names)
-    return {getattr(names, c) for c in constants if c.startswith("ENV_") and hasattr(names, c)}
+    """The variables ``function/`` reads: every declared runtime setting's, and its ``*_PARAM``'s
+    (``Settings.from_env`` reads each declaration; tests/test_settings.py checks the reading)."""
+    declared = runtime_settings.declared()
+    return {spec.env for spec in declared} | {spec.param.env for spec in declared if spec.param}
 
 
 def actions_needed_by_function() -> set[str]:

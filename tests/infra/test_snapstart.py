@@ -79,5 +79,5 @@ def test_policy_still_does_not_depend_on_the_function(deployments: dict[str, Dep
 def test_the_worker_is_invoked_on_the_alias_so_it_runs_from_the_snapshot_too(
     deployments: dict[str, Deployment], deployment: Deployment
 ) -> None:
-    assert deployments["prod-snapstart"].environment[names.ENV_SELF_INVOKE_QUALIFIER] == names.LIVE_ALIAS
-    assert names.ENV_SELF_INVOKE_QUALIFIER not in deployment.environment
+    assert deployments["prod-snapstart"].environment["SELF_INVOKE_QUALIFIER"] == names.LIVE_ALIAS
+    assert "SELF_INVOKE_QUALIFIER" not in deployment.environment

@@ -57,4 +57,4 @@ def test_the_function_may_publish_to_the_alarm_topic_and_knows_its_arn(deploymen
 
     (statement,) = deployment.statements("sns:Publish")
     assert resources_of(statement) == [arn]
-    assert deployment.environment[names.ENV_ALARM_TOPIC_ARN] == arn
+    assert deployment.environment["ALARM_TOPIC_ARN"] == arn

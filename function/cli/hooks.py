@@ -1,8 +1,8 @@
 """``blog-api hooks``: the outgoing webhooks that tell a front end what a push changed.
 
-Loaded by ``function.cli.main`` like the operations commands. An endpoint's secret is printed once,
-when it is made (``add``, ``rotate-secret``), and never again; its URL is shown with the last part of
-its path and its query hidden, since a deploy hook's URL is itself a secret.
+An endpoint's secret is printed once, when it is made (``add``, ``rotate-secret``), and never again;
+its URL is shown with the last part of its path and its query hidden, since a deploy hook's URL is
+itself a secret.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from function.cli.main import Context, cli, pass_context
+from function.cli.context import Context, pass_context
 from function.errors import BlogApiError, HookUrlRefused
 
 # After a rotation, the previous secret still signs for this long, so receivers can switch over.
@@ -21,7 +21,7 @@ ROTATION_GRACE = timedelta(hours=24)
 ANSWER_SHOWN = 200
 
 
-@cli.group("hooks")
+@click.group("hooks")
 def hooks() -> None:
     """Outgoing webhooks to the blog's front end (Standard Webhooks): endpoints, deliveries."""
 

@@ -1,0 +1,60 @@
+"""``blog-api redeliver``: ask GitHub to redeliver the App's failed deliveries, as the schedule does."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime, timedelta
+
+import click
+
+from function.cli.context import Context, pass_context
+from function.cli.durations import DURATION, iso
+
+
+@click.command("redeliver")
+@click.option("--since", type=DURATION, default="24h", show_default=True, help="window, at most 3d")
+@click.option("--dry-run", is_flag=True, help="list what would be redelivered; change nothing")
+@pass_context
+def redeliver(ctx: Context, since: timedelta, dry_run: bool) -> None:
+    """Redeliver failed GitHub App deliveries (GitHub's documented algorithm; see the README, "Operating")."""
+    from function.github.hook_deliveries import api_from_settings
+    from function.store.connection import connection
+    from function.store.sweep_state import SweepStateStore
+    from function.worker.redelivery import MAX_WINDOW, iter_lines, sweep, sync_undelivered_push
+
+    services = ctx.services()
+    if since > MAX_WINDOW:
+        click.echo(f"window capped at {MAX_WINDOW.days} days (GitHub keeps deliveries that long)")
+        since = MAX_WINDOW
+    api, http = api_from_settings(services.settings)
+    try:
+        with connection(ctx.existing_database()) as db:
+            report = sweep(
+                api,
+                SweepStateStore(db),
+                now=datetime.now(UTC),
+                window=since,
+                dry_run=dry_run,
+                # A push that never reached the function (413, no answer) is synced here instead.
+                full_sync=lambda attempt: sync_undelivered_push(services, api, attempt),
+            )
+    finally:
+        http.close()
+    click.echo(
+        f"window: since {iso(report.since)}; fetched {report.fetched} attempts "
+        f"({report.guids} deliveries) in {report.pages} page(s)"
+    )
+    for line in iter_lines(report):
+        click.echo(line)
+    verb = "would redeliver" if dry_run else "redelivered"
+    planned = sum(d.verdict == "redeliver" for d in report.decisions)
+    done = planned if dry_run else len(report.redelivered)
+    synced = sum(d.verdict == "full sync" for d in report.decisions) if dry_run else len(report.synced)
+    click.echo(
+        f"{verb} {done}, "
+        + (f"synced instead {synced}, " if synced else "")
+        + f"refused {len(report.errors)}"
+        + (" (dry run: nothing sent)" if dry_run else "")
+    )
+    if report.errors:
+        sys.exit(1)

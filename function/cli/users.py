@@ -1,0 +1,104 @@
+"""``blog-api users``: the blog's users and the GitHub App installation and repository each follows."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import click
+
+from function.cli.context import Context, pass_context
+from function.errors import BlogApiError
+from function.worker.maintenance import add_user, new_user_problem
+
+
+@click.group()
+def users() -> None:
+    """Blog users and their GitHub App installations."""
+
+
+def _user_line(user: Any) -> str:
+    inst = user.installation_id if user.installation_id is not None else "-"
+    repo = user.repository or "-"
+    if user.repository and user.repository_id is None:
+        repo += " (id pinned by its first push)"
+    return f"{user.name}\t{user.email}\tinstallation={inst}\trepository={repo}"
+
+
+@users.command("add")
+@click.option("--name", required=True)
+@click.option("--email", required=True)
+@click.option("--installation-id", type=int, default=None)
+@click.option(
+    "--repository",
+    default=None,
+    help="owner/name of the one repository the blog follows (default: the first one that pushes)",
+)
+@click.option("--if-missing", is_flag=True, help="succeed quietly when the user already exists")
+@pass_context
+def users_add(
+    ctx: Context, name: str, email: str, installation_id: int | None, repository: str | None, if_missing: bool
+) -> None:
+    """Register a user."""
+    _check_new_user(name, email, installation_id, repository)
+    with ctx.store() as store:
+        existing = store.get_user(name)
+        if existing is not None and if_missing:
+            click.echo(f"user exists: {_user_line(existing)}")
+            return
+        user = add_user(store, name, email, installation_id, repository)
+    click.echo(f"added: {_user_line(user)}")
+
+
+def _check_new_user(name: str, email: str, installation_id: int | None, repository: str | None) -> None:
+    problem = new_user_problem(name, email, installation_id, repository)
+    if problem is not None:
+        field, rule = problem
+        raise BlogApiError(f"--{field.replace('_', '-')} {rule}")
+
+
+def _check_repository(repository: str | None) -> None:
+    if repository is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+        raise BlogApiError("--repository must look like owner/name")
+
+
+@users.command("list")
+@pass_context
+def users_list(ctx: Context) -> None:
+    """List users."""
+    with ctx.store() as store:
+        for user in store.list_users():
+            click.echo(_user_line(user))
+
+
+@users.command("set-installation")
+@click.option("--name", required=True)
+@click.option("--installation-id", type=int, required=True)
+@pass_context
+def users_set_installation(ctx: Context, name: str, installation_id: int) -> None:
+    """Point a user at a GitHub App installation (fixes 'unknown installation')."""
+    with ctx.store() as store:
+        if store.get_user(name) is None:
+            raise BlogApiError(f"no user named {name!r}: `blog-api users list` shows who exists")
+        holder = store.find_user_by_installation(installation_id)
+        if holder is not None and holder.name != name:
+            raise BlogApiError(
+                f"installation {installation_id} is already registered to user {holder.name!r}: "
+                "one installation serves one user; check the id (the number at the end of the "
+                "installation's settings URL)"
+            )
+        user = store.set_installation(name, installation_id)
+    click.echo(f"updated: {_user_line(user)}")
+
+
+@users.command("set-repository")
+@click.option("--name", required=True)
+@click.option("--repository", required=True, help="owner/name of the repository the blog follows from now on")
+@pass_context
+def users_set_repository(ctx: Context, name: str, repository: str) -> None:
+    """Follow another repository. Pushes from any other one are skipped; the next push from this one
+    pins its GitHub id. Articles already stored stay until a push or `sync` reconciles them."""
+    _check_repository(repository)
+    with ctx.store() as store:
+        user = store.set_repository(name, repository)
+    click.echo(f"updated: {_user_line(user)}")

@@ -1,0 +1,366 @@
+"""Every setting of the function, declared once: variable, type, default, check, doc line, stack key.
+
+Adding a setting means adding one field here. ``function.settings.Settings`` reads and checks it from the
+environment, ``docs/configuration.md``'s table lists it (``make docs``), and when it names a ``stack_key``
+(or an ``on_lambda`` value) the Pulumi program sets it on the function. The stack key itself is declared
+with the stack's settings, in ``infra/config.py``.
+
+Checks here are standard library only; the one that needs the store's URL parser (``DATABASE_URL``) is
+made by ``function.settings``, which can import it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from shared.setting import Check, Param, Setting, SettingProblem, declared_settings, setting, settings_of
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_TRUE_WORDS = {"1", "true", "yes"}
+
+
+def _text(value: str) -> str:
+    return value
+
+
+def _upper(value: str) -> str:
+    return value.upper()
+
+
+def _lower(value: str) -> str:
+    return value.lower()
+
+
+def _flag(value: str) -> bool:
+    return value.lower() in _TRUE_WORDS
+
+
+def split_list(value: str) -> tuple[str, ...]:
+    """``a, b,,c`` → ``("a", "b", "c")``."""
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _without_trailing_slash(value: str) -> str | None:
+    return value.rstrip("/") or None
+
+
+def _asset_base_url(value: str) -> str:
+    if not value.lower().startswith(("https://", "http://")) or any(c in value for c in " \"'<>?#"):
+        raise SettingProblem("must be an http(s) URL without query or fragment")
+    return value.rstrip("/")
+
+
+def _user_map(value: str) -> dict[str, str]:
+    """``login=user,login2=user2`` (or a JSON object) → mapping."""
+    if value.startswith("{"):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            raise SettingProblem("is not valid JSON") from None
+        return {str(k): str(v) for k, v in parsed.items()}
+    pairs = [p.split("=", 1) for p in split_list(value)]
+    if any(len(p) != 2 for p in pairs):
+        raise SettingProblem("must look like 'login=user,login2=user2'")
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
+def _one_of(allowed: tuple[str, ...]) -> Check[str]:
+    def check(value: str) -> str | None:
+        return None if value in allowed else f"must be one of {', '.join(allowed)}"
+
+    return check
+
+
+def _article_source(value: str) -> str | None:
+    return None if value == "github" or value.startswith("dir:") else "must be 'github' or 'dir:PATH'"
+
+
+def _connections(value: str) -> str | None:
+    return None if value in ("keep", "per-job") else "must be 'keep' or 'per-job'"
+
+
+def _absolute_path(value: str) -> str | None:
+    return None if value.startswith("/") else "must start with '/'"
+
+
+def _origins(value: tuple[str, ...]) -> str | None:
+    for origin in value:
+        if origin == "*" or "://" not in origin or origin.endswith("/"):
+            return f"lists origins like 'https://blog.example.com' (no '*', no trailing '/'); got {origin!r}"
+    return None
+
+
+def _http_url(value: str) -> str | None:
+    return None if value.startswith(("https://", "http://")) else "must start with https:// or http://"
+
+
+def _github_api_url(value: str) -> str | None:
+    return None if value.startswith(("https://", "http://")) else "must start with https://"
+
+
+def _app_id(value: str) -> str | None:
+    if value.isdigit():
+        return None
+    return "must be the App's numeric id (the 'App ID' on the App's settings page, not its name or client id)"
+
+
+def _pem_key(value: str) -> str | None:
+    # A PEM private key block (RSA or PKCS#8) on several lines, as GitHub's download holds it (a key
+    # pasted into one line, with literal "\n", is the usual mistake). Decoding it is left to the GitHub
+    # client, so settings import no cryptography.
+    stripped = value.strip()
+    if stripped.startswith("-----BEGIN ") and stripped.endswith("PRIVATE KEY-----") and "\n" in stripped:
+        return None
+    return (
+        "is not a PEM private key: use the whole .pem file GitHub generated, its -----BEGIN and -----END "
+        "lines and line breaks included"
+    )
+
+
+def _sns_topic(value: str) -> str | None:
+    return None if value.startswith("arn:aws:sns:") else "must be an SNS topic ARN (arn:aws:sns:...)"
+
+
+def _time_zone(value: str) -> str | None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        return f"must be an IANA time zone name such as Asia/Tokyo or UTC, not {value!r}"
+    return None
+
+
+@declared_settings
+class RuntimeSettings:
+    """The declarations; ``function.settings.Settings`` is the class that reads and checks them."""
+
+    webhook_secret: str = setting(
+        env="GITHUB_WEBHOOK_SECRET",
+        doc="webhook secret",
+        parse=_text,
+        default="",
+        default_doc="none: the app refuses to start without it or `…_PARAM`",
+        param=Param("GITHUB_WEBHOOK_SECRET_PARAM", stack_key="webhookSecretParam"),
+        secret=True,
+        required="blog-api refuses to start without a webhook secret; set it to the GitHub App's webhook "
+        "secret",
+    )
+    github_app_id: str | None = setting(
+        env="GITHUB_APP_ID",
+        doc="GitHub App id (JWT `iss`)",
+        parse=_text,
+        default=None,
+        check=_app_id,
+        # The configured id, or the value of githubAppIdParam read at deploy time.
+        stack_key="githubAppId",
+    )
+    github_private_key: str | None = setting(
+        env="GITHUB_APP_PRIVATE_KEY",
+        doc="App private key, PEM text / its SSM name",
+        parse=_text,
+        default=None,
+        check=_pem_key,
+        param=Param("GITHUB_APP_PRIVATE_KEY_PARAM", stack_key="githubAppPrivateKeyParam"),
+        secret=True,
+    )
+    github_api_url: str = setting(
+        env="GITHUB_API_URL",
+        doc="GitHub REST base URL",
+        parse=lambda value: value.rstrip("/"),
+        default="https://api.github.com",
+        check=_github_api_url,
+        stack_key="githubApiUrl",
+    )
+    database_url: str = setting(
+        env="DATABASE_URL",
+        doc="Peewee db_url: `mysql://user:pw@host:4000/db?ssl_ca=…` (TiDB) or `sqlite:///path` / its SSM "
+        "name",
+        parse=_text,
+        default="sqlite:///.data/blog.db",
+        param=Param("DATABASE_URL_PARAM", stack_key="databaseUrlParam"),
+        secret=True,
+    )
+    database_connections: str | None = setting(
+        env="DATABASE_CONNECTIONS",
+        doc="`keep`: a job's database connection stays open for the next job of the process (a warm Lambda "
+        "environment); `per-job`: connect and close per job",
+        parse=_lower,
+        default=None,
+        check=_connections,
+        default_doc="`keep` on Lambda, `per-job` elsewhere",
+    )
+    article_source: str = setting(
+        env="ARTICLE_SOURCE",
+        doc="`github` or `dir:PATH` (a local folder read as if it were the repository)",
+        parse=_text,
+        default="github",
+        check=_article_source,
+        on_lambda="github",
+    )
+    articles_dir: str = setting(
+        env="ARTICLES_DIR",
+        doc="folder of the repository that holds the articles",
+        parse=lambda value: value.strip("/"),
+        default="articles",
+        stack_key="articlesDir",
+    )
+    article_branch: str | None = setting(
+        env="ARTICLE_BRANCH",
+        doc="the branch whose pushes are synced",
+        parse=_text,
+        default=None,
+        default_doc="the repository's default branch",
+        stack_key="articleBranch",
+    )
+    # The zone of zone-less front matter times (published_at: 2024-01-21 09:00), an IANA name.
+    article_timezone: str = setting(
+        env="ARTICLE_TIMEZONE",
+        doc="IANA zone of front matter times without one (`published_at: 2024-01-21 09:30`), see "
+        "[Article format](articles.md)",
+        parse=_text,
+        default="Asia/Tokyo",  # as Zenn reads a zone-less published_at
+        check=_time_zone,
+        strip=True,
+    )
+    lambda_function_name: str | None = setting(
+        env="AWS_LAMBDA_FUNCTION_NAME",
+        doc="set by Lambda: accept-and-invoke mode; unset: inline mode",
+        parse=_text,
+        default=None,
+    )
+    pass_through_path: str = setting(
+        env="AWS_LWA_PASS_THROUGH_PATH",
+        doc="route that non-HTTP events are posted to",
+        parse=_text,
+        default="/events",
+        check=_absolute_path,
+        on_lambda="/events",
+    )
+    # An alias (or version) of our own function for the self-invoke; None: the function itself.
+    self_invoke_qualifier: str | None = setting(
+        env="SELF_INVOKE_QUALIFIER",
+        doc="alias of the function that the self-invoke targets (the program sets `live` when `snapStart` "
+        "is on, so the worker also starts from the snapshot)",
+        parse=_text,
+        default=None,
+        default_doc="— (the function itself)",
+        stack_key="snapStart",
+    )
+    https_proxy: str | None = setting(
+        env="HTTPS_PROXY",
+        doc="outbound proxy (squid) for the Lambda API, SSM and GitHub",
+        parse=_text,
+        default=None,
+        also=("https_proxy",),
+        stack_key="httpsProxy",
+    )
+    no_proxy: tuple[str, ...] = setting(
+        env="NO_PROXY",
+        doc="comma-separated hosts that bypass the proxy",
+        parse=split_list,
+        default=(),
+        also=("no_proxy",),
+        stack_key="noProxy",
+    )
+    log_level: str = setting(
+        env="LOG_LEVEL",
+        doc="level of the app's own log lines",
+        parse=_upper,
+        default="INFO",
+        check=_one_of(LOG_LEVELS),
+        stack_key="logLevel",
+    )
+    # Third-party loggers stay at INFO or above unless this asks for them (DEBUG to debug urllib3...).
+    library_log_level: str | None = setting(
+        env="LIBRARY_LOG_LEVEL",
+        doc="level of urllib3, botocore, peewee and markdown_it; unset, they stay at INFO or above whatever "
+        "`LOG_LEVEL` says (their DEBUG lines carry download tokens, SQL parameters and article text)",
+        parse=_upper,
+        default=None,
+        check=_one_of(LOG_LEVELS),
+    )
+    allow_raw_html: bool = setting(
+        env="ARTICLE_ALLOW_RAW_HTML",
+        doc="`true` keeps raw HTML in articles (still sanitized: "
+        "[Articles](articles.md#one-sanitizer-always)); by default it is shown as text",
+        parse=_flag,
+        default=False,
+    )
+    # Base for repository images (/images/...): a CDN or a public repository's raw URL. None: left as is.
+    asset_base_url: str | None = setting(
+        env="ARTICLE_ASSET_BASE_URL",
+        doc="http(s) base for repository images (`/images/…`), e.g. a CDN or a repository's raw URL; unset: "
+        "left as is, with a warning in the sync",
+        parse=_asset_base_url,
+        default=None,
+        strip=True,
+    )
+    # GitHub account login -> blog user name, for installation events whose login differs from the name.
+    installation_user_map: Mapping[str, str] = setting(
+        env="GITHUB_INSTALLATION_USER_MAP",
+        doc="`login=user,…`: installation account → blog user, when they differ",
+        parse=_user_map,
+        default_factory=dict,
+        strip=True,
+    )
+    # Browser origins that may call the read routes (exact "scheme://host[:port]"); empty: no CORS.
+    cors_allowed_origins: tuple[str, ...] = setting(
+        env="CORS_ALLOWED_ORIGINS",
+        doc="comma-separated origins (`https://blog.example.com`, no `*`, no trailing `/`) that may call the "
+        "read routes from a browser",
+        parse=split_list,
+        default=(),
+        check=_origins,
+        default_doc="— (no CORS)",
+    )
+    # The blog's public URL: links in the feed and the sitemap (else the API's own URL).
+    site_url: str | None = setting(
+        env="SITE_URL",
+        doc="the blog's public URL, for links in the feed and sitemap: an article is "
+        "`SITE_URL/articles/<slug>`",
+        parse=_without_trailing_slash,
+        default=None,
+        check=_http_url,
+        default_doc="— (the API's own URL)",
+    )
+    read_cache_control: str = setting(
+        env="READ_CACHE_CONTROL",
+        doc="the `Cache-Control` of every read answer",
+        parse=_text,
+        default="public, max-age=60, stale-while-revalidate=600",
+        strip=True,
+    )
+
+    # The stack's alarm topic: told when a webhook endpoint is disabled (None: the log only).
+    alarm_topic_arn: str | None = setting(
+        env="ALARM_TOPIC_ARN",
+        doc="SNS topic told when a front end's webhook endpoint is disabled after failing for 3 days "
+        "([Telling the front end](front-ends.md#retries-coalescing-disabling)); the program sets the "
+        "stack's alarm topic, named after its prefix; unset, a warning in the log",
+        parse=_text,
+        default=None,
+        check=_sns_topic,
+        strip=True,
+        stack_key="physicalPrefix",
+    )
+
+
+def declared() -> tuple[Setting[Any], ...]:
+    """Every runtime setting, in the order of the declarations."""
+    return settings_of(RuntimeSettings)
+
+
+def declaration(attribute: str) -> Setting[Any]:
+    """The declaration of the field ``attribute`` (KeyError for a name nobody declared)."""
+    for spec in declared():
+        if spec.attribute == attribute:
+            return spec
+    raise KeyError(attribute)
+
+
+def variable(attribute: str) -> str:
+    """The environment variable of the field ``attribute``: ``variable("log_level")`` is ``LOG_LEVEL``."""
+    return declaration(attribute).env
