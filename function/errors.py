@@ -175,3 +175,8 @@ class HookUrlRefused(Exception):
     """An outgoing webhook's URL may not be called: not https (http only to loopback outside Lambda),
     or its host resolves to an address the function must never reach (private, link-local, loopback on
     Lambda, multicast, the metadata service). The message names the rule, never the URL's path."""
+
+
+class AssetStoreError(Exception):
+    """The asset store (the folder, or S3) could not store an image: worth retrying, like a source
+    that is down. The message names the key, never a credential."""

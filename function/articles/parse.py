@@ -48,6 +48,7 @@ import yaml
 
 from function.articles import front_matter
 from function.articles.ignored import is_ignored_name
+from function.articles.images import ImageResolver
 from function.articles.parsed import ParsedArticle
 from function.articles.render import Rendered, is_safe_url, render_article
 from function.errors import ArticleParseError, RenderLimitError
@@ -150,6 +151,7 @@ def parse_article(
     timezone: tzinfo | None = None,
     yaml_loader: YamlLoader | None = None,
     asset_base_url: str | None = None,
+    resolve_image: ImageResolver | None = None,
 ) -> ParsedArticle:
     """Parse one article file in the documented article format (``yaml_loader``: one of
     ``yaml_loaders()``, the fastest when None).
@@ -178,7 +180,7 @@ def parse_article(
     warnings = tuple(f"unknown front matter key {key!r} (ignored)" for key in front_matter.unknown_keys(meta))
 
     markdown = _normalise_body(body)
-    rendered = _render(markdown, allow_raw_html, asset_base_url)
+    rendered = _render(markdown, allow_raw_html, asset_base_url, resolve_image)
     return ParsedArticle(
         slug=slug,
         path=path,
@@ -417,9 +419,16 @@ def _normalise_body(body: str) -> str:
     return "\n".join(lines).rstrip()
 
 
-def _render(markdown: str, allow_raw_html: bool, asset_base_url: str | None) -> Rendered:
+def _render(
+    markdown: str, allow_raw_html: bool, asset_base_url: str | None, resolve_image: ImageResolver | None
+) -> Rendered:
     try:
-        rendered = render_article(markdown, allow_raw_html=allow_raw_html, asset_base_url=asset_base_url)
+        rendered = render_article(
+            markdown,
+            allow_raw_html=allow_raw_html,
+            asset_base_url=asset_base_url,
+            resolve_image=resolve_image,
+        )
     except RenderLimitError as exc:
         raise ArticleParseError(str(exc)) from None
     except RecursionError:

@@ -28,6 +28,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from function.articles.highlight import Budget, render_fence
+from function.articles.images import ImageResolver, resolve_image_sources
 from function.articles.limits import check_budget, cpu_budget, defuse, guard_rules
 from function.articles.mathml import render_math
 from function.articles.sanitize import repository_images, sanitize
@@ -43,18 +44,27 @@ class Rendered:
     warnings: tuple[str, ...]
 
 
-def render_article(text: str, *, allow_raw_html: bool = False, asset_base_url: str | None = None) -> Rendered:
-    """Render ``text``; raises ``RenderLimitError`` (function.errors) for input past a render bound."""
+def render_article(
+    text: str,
+    *,
+    allow_raw_html: bool = False,
+    asset_base_url: str | None = None,
+    resolve_image: ImageResolver | None = None,
+) -> Rendered:
+    """Render ``text``; raises ``RenderLimitError`` (function.errors) for input past a render bound.
+    ``resolve_image``: gives each Markdown image's URL (the asset store's; it warns on its own)."""
     md = _renderer(allow_raw_html)
     env: EnvType = {"highlight_budget": Budget()}
     with cpu_budget():
         tokens = md.parse(defuse(text), env)
         toc = assign_heading_ids(tokens)
+        if resolve_image is not None:
+            resolve_image_sources(tokens, resolve_image)
         link_cards(tokens)
         html = md.renderer.render(tokens, md.options, env)
     html = sanitize(html, asset_base_url=asset_base_url)  # linear, in Rust
     warnings = []
-    if not asset_base_url:
+    if not asset_base_url and resolve_image is None:
         images = repository_images(html)
         if images:
             warnings.append(

@@ -11,8 +11,10 @@ Decisions:
 * Only regular files count; symlinked files are skipped, as the GitHub source skips symlink blobs (git
   stores the link, not the file). The root and the articles folder may be symlinks, but no file outside
   the resolved root is ever read.
-* ``head_sha`` is a SHA-1 over the sorted ``(path, blob sha)`` list: it changes exactly when an article
-  file is added, removed or edited, and needs no git.
+* ``head_sha`` is a SHA-1 over the sorted ``(path, blob sha)`` list: it changes exactly when a file is
+  added, removed or edited, and needs no git.
+* The other files (``Snapshot.others``, where images come from) are every regular file under the root
+  outside dot-folders.
 """
 
 from __future__ import annotations
@@ -50,7 +52,10 @@ class DirectorySource:
             data = _read_regular_file(root, folder / name)
             if data is not None:
                 files.append(RepoFile(path=path, sha=git_blob_sha(data)))
-        return Snapshot(head_sha=_head_sha(files), files=tuple(files), complete=True)
+        others = _other_files(root, {f.path for f in files})
+        return Snapshot(
+            head_sha=_head_sha([*files, *others]), files=tuple(files), complete=True, others=others
+        )
 
     def fetch(
         self,
@@ -69,10 +74,13 @@ class DirectorySource:
         return [self._fetch_one(root, folder, file) for file in files]
 
     def _fetch_one(self, root: Path, folder: Path, file: RepoFile) -> FetchResult:
-        if not is_article_path(file.path, self.articles_dir):
-            return FetchFailure(file.path, file.sha, "not an article path of this source", retryable=False)
-        name = file.path.rsplit("/", 1)[-1]
-        data = _read_regular_file(root, folder / name)
+        if is_article_path(file.path, self.articles_dir):
+            data = _read_regular_file(root, folder / file.path.rsplit("/", 1)[-1])
+        elif _is_plain_path(file.path):
+            # Another file of the tree (an image): read under the root, never outside it.
+            data = _read_regular_file(root, root / file.path)
+        else:
+            return FetchFailure(file.path, file.sha, "not a path of this source", retryable=False)
         if data is None:
             return FetchFailure(file.path, file.sha, "file is gone or cannot be read", retryable=False)
         if git_blob_sha(data) != file.sha:
@@ -113,6 +121,28 @@ def _read_regular_file(root: Path, candidate: Path) -> bytes | None:
     except (OSError, RuntimeError):
         # Vanished between listing and reading, permission denied, a symlink loop: not an article now.
         return None
+
+
+def _other_files(root: Path, articles: set[str]) -> tuple[RepoFile, ...]:
+    """Every other regular file under ``root`` (dot-folders such as ``.git`` skipped), as a tree listing
+    would show it: the images of ``function.assets`` come from these."""
+    found = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        for name in sorted(names):
+            candidate = Path(folder) / name
+            path = candidate.relative_to(root).as_posix()
+            if path in articles or name.startswith(".") or not _is_utf8(path):
+                continue
+            data = _read_regular_file(root, candidate)
+            if data is not None:
+                found.append(RepoFile(path=path, sha=git_blob_sha(data), size=len(data)))
+    return tuple(found)
+
+
+def _is_plain_path(path: str) -> bool:
+    parts = path.split("/")
+    return bool(path) and not path.startswith("/") and all(p not in ("", ".", "..") for p in parts)
 
 
 def _is_utf8(name: str) -> bool:

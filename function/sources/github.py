@@ -217,6 +217,7 @@ class GitHubSource:
             entries = data["tree"]
             truncated = bool(data.get("truncated", False))
             files = [self._article_file(entry) for entry in entries]
+            others = [_other_file(entry) for entry, file in zip(entries, files, strict=True) if file is None]
         except (ValueError, KeyError, TypeError, AttributeError):
             raise SourceUnavailable(f"{repo.full_name}: unreadable tree listing at {head}") from None
         if truncated:
@@ -224,7 +225,8 @@ class GitHubSource:
                 "GitHub tree listing truncated", extra={"repository": repo.full_name, "head_sha": head}
             )
         articles = sorted((f for f in files if f is not None), key=lambda f: f.path)
-        return Snapshot(head_sha=head, files=tuple(articles), complete=not truncated)
+        rest = tuple(f for f in others if f is not None)
+        return Snapshot(head_sha=head, files=tuple(articles), complete=not truncated, others=rest)
 
     def _article_file(self, entry: Mapping[str, Any]) -> RepoFile | None:
         path, sha = entry["path"], entry.get("sha")
@@ -377,6 +379,16 @@ class GitHubSource:
                 extra={"repository": repo.full_name, "error": type(exc).__name__, "found": len(found)},
             )
         return found
+
+
+def _other_file(entry: Mapping[str, Any]) -> RepoFile | None:
+    """A regular-file blob of the listing that is not an article (an image, perhaps), else None."""
+    path, sha, size = entry["path"], entry.get("sha"), entry.get("size")
+    if entry.get("type") != "blob" or entry.get("mode") == _SYMLINK_MODE:
+        return None
+    if not isinstance(path, str) or not isinstance(sha, str) or not _SHA_RE.match(sha.lower()):
+        return None
+    return RepoFile(path=path, sha=sha.lower(), size=size if isinstance(size, int) else None)
 
 
 def _json_blob_content(body: bytes) -> bytes | None:

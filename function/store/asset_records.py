@@ -1,0 +1,199 @@
+"""The stored images' rows (``assets``) and what each article points at (``asset_references``).
+
+Read once per sync (two SELECTs) and written once at its end, in one transaction; the tables are
+created on first use, so a database set up before they existed needs no migration step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import peewee
+
+from function.store.backends import unwrap
+from function.store.models import Article, Asset, AssetReference, to_naive_utc
+
+# Keys per IN (...) and rows per INSERT: far below SQLite's bound-parameter limit.
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class StoredAsset:
+    """One repository file's row: ``key`` None means refused (``problem`` says why)."""
+
+    path: str
+    blob_sha: str
+    key: str | None
+    sha256: str | None = None
+    size: int | None = None
+    content_type: str | None = None
+    problem: str | None = None
+    gone_at: datetime | None = None
+
+
+References = Mapping[str, Mapping[str, str | None]]  # slug -> {repository path: blob sha or None}
+
+
+class AssetRecords:
+    def __init__(self, db: peewee.Database | peewee.DatabaseProxy) -> None:
+        self._db = unwrap(db)
+        self._ready = False
+
+    def _ensure_tables(self) -> None:
+        if not self._ready:
+            for model in (Asset, AssetReference):
+                if not self._db.table_exists(model._meta.table_name):
+                    peewee.SchemaManager(model, self._db).create_all(safe=True)
+            self._ready = True
+
+    def load_assets(self, user_id: int) -> dict[str, StoredAsset]:
+        """Every asset row of the user, by path."""
+        self._ensure_tables()
+        query = (
+            Asset.select(
+                Asset.path,
+                Asset.blob_sha,
+                Asset.key,
+                Asset.sha256,
+                Asset.size,
+                Asset.content_type,
+                Asset.problem,
+                Asset.gone_at,
+            )
+            .where(Asset.user == user_id)
+            .tuples()
+            .bind(self._db)
+        )
+        return {row[0]: StoredAsset(*row) for row in query}
+
+    def load_references(self, user_id: int) -> dict[str, dict[str, str | None]]:
+        """slug -> {path: blob sha the article was rendered with, or None (missing then)}."""
+        self._ensure_tables()
+        query = (
+            AssetReference.select(AssetReference.slug, AssetReference.paths)
+            .where(AssetReference.user == user_id)
+            .tuples()
+            .bind(self._db)
+        )
+        return {slug: json.loads(paths) for slug, paths in query}
+
+    def save(
+        self,
+        user_id: int,
+        assets: Sequence[StoredAsset],
+        references: References,
+        *,
+        gone: Iterable[str] = (),
+        now: datetime,
+    ) -> None:
+        """In one transaction: write ``assets`` (replacing the rows of their paths, seen now), mark the
+        ``gone`` paths as left the repository (from now, unless marked before), and replace the
+        references of the slugs in ``references`` (an empty mapping removes a slug's row)."""
+        self._ensure_tables()
+        now = to_naive_utc(now)
+        gone = list(gone)
+        with self._db.atomic():
+            for chunk in _chunks([a.path for a in assets]):
+                Asset.delete().where((Asset.user == user_id) & Asset.path.in_(chunk)).bind(self._db).execute()
+            rows = [
+                {
+                    "user": user_id,
+                    "path": a.path,
+                    "blob_sha": a.blob_sha,
+                    "key": a.key,
+                    "sha256": a.sha256,
+                    "size": a.size,
+                    "content_type": a.content_type,
+                    "problem": a.problem[:2000] if a.problem else None,
+                    "seen_at": now,
+                    "gone_at": None,
+                }
+                for a in assets
+            ]
+            for chunk in _chunks(rows):
+                Asset.insert_many(chunk).bind(self._db).execute()
+            for chunk in _chunks(gone):
+                (
+                    Asset.update(gone_at=now)
+                    .where((Asset.user == user_id) & Asset.path.in_(chunk) & Asset.gone_at.is_null())
+                    .bind(self._db)
+                    .execute()
+                )
+            slugs = list(references)
+            for chunk in _chunks(slugs):
+                (
+                    AssetReference.delete()
+                    .where((AssetReference.user == user_id) & AssetReference.slug.in_(chunk))
+                    .bind(self._db)
+                    .execute()
+                )
+            ref_rows = [
+                {"user": user_id, "slug": slug, "paths": json.dumps(dict(paths), sort_keys=True)}
+                for slug, paths in references.items()
+                if paths
+            ]
+            for chunk in _chunks(ref_rows):
+                AssetReference.insert_many(chunk).bind(self._db).execute()
+
+    def mark_present(self, user_id: int, paths: Iterable[str]) -> None:
+        """Paths that are back in the repository (at the same blob) are no longer gone."""
+        self._ensure_tables()
+        for chunk in _chunks(list(paths)):
+            (
+                Asset.update(gone_at=None)
+                .where((Asset.user == user_id) & Asset.path.in_(chunk))
+                .bind(self._db)
+                .execute()
+            )
+
+    def collectable(self, gone_before: datetime) -> list[tuple[int, str, str | None]]:
+        """(user id, path, key) of the rows gone from their repository before ``gone_before`` that no
+        article still in the database (archived ones aside) points at."""
+        self._ensure_tables()
+        query = (
+            Asset.select(Asset.user, Asset.path, Asset.key)
+            .where(Asset.gone_at.is_null(False) & (Asset.gone_at < to_naive_utc(gone_before)))
+            .tuples()
+            .bind(self._db)
+        )
+        candidates = [(int(user), path, key) for user, path, key in query]
+        users = sorted({user for user, _, _ in candidates})
+        referenced: set[tuple[int, str]] = set()
+        for chunk in _chunks(users):
+            rows = (
+                AssetReference.select(AssetReference.user, AssetReference.paths)
+                .join(
+                    Article,
+                    on=(Article.user == AssetReference.user) & (Article.slug == AssetReference.slug),
+                )
+                .where(AssetReference.user.in_(chunk) & (Article.archived == False))  # noqa: E712
+                .tuples()
+                .bind(self._db)
+            )
+            for user, paths in rows:
+                referenced.update((int(user), path) for path in json.loads(paths))
+        return [c for c in candidates if (c[0], c[1]) not in referenced]
+
+    def forget(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Delete the rows of these (user id, path) pairs."""
+        self._ensure_tables()
+        with self._db.atomic():
+            for user, path in rows:
+                Asset.delete().where((Asset.user == user) & (Asset.path == path)).bind(self._db).execute()
+
+    def keys_in_use(self, keys: Iterable[str]) -> set[str]:
+        """Which of ``keys`` some row (any user's) still stores under."""
+        self._ensure_tables()
+        used: set[str] = set()
+        for chunk in _chunks(sorted(set(keys))):
+            query = Asset.select(Asset.key).where(Asset.key.in_(chunk)).distinct().tuples().bind(self._db)
+            used.update(key for (key,) in query)
+        return used
+
+
+def _chunks(items: Sequence[object]) -> Iterable[list]:  # type: ignore[type-arg]
+    for start in range(0, len(items), _CHUNK):
+        yield list(items[start : start + _CHUNK])
