@@ -34,6 +34,7 @@ class Services:
         metrics: MetricsSink | None = None,
         installation_lookup: Callable[[int], Any] | None = None,
         hook_parts: Any = None,
+        asset_store: Any = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
@@ -46,6 +47,7 @@ class Services:
         self._lookup_built = installation_lookup is not None
         self._hook_parts = hook_parts  # function.hooks.wiring.HookParts, built on first use
         self._hook_parts_built = False
+        self._asset_store = asset_store  # function.assets.port.AssetStore, built on first use
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
@@ -132,6 +134,15 @@ class Services:
             asset_base_url=self.settings.asset_base_url,
             clock=self._clock or utc_now,
         )
+
+    def asset_store(self) -> Any:
+        """Where the repository's images are stored (``function.assets.wiring.asset_store``)."""
+        with self._lock:
+            if self._asset_store is None:
+                from function.assets.wiring import asset_store
+
+                self._asset_store = asset_store(self.settings)
+            return self._asset_store
 
     def hooks(self, store: Any) -> Any:
         """The outgoing webhooks' dispatcher on ``store``'s connection (``function.hooks``)."""

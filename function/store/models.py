@@ -330,6 +330,7 @@ class AssetReference(BaseModel):
         table_name = "asset_references"
         primary_key = peewee.CompositeKey("user", "slug")
 
+
 MODELS: tuple[type[BaseModel], ...] = (
     User,
     Tag,
