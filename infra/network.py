@@ -81,6 +81,7 @@ class Network(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     subnet_ids: pulumi.Output[list[str]]
     security_group_ids: pulumi.Output[list[str]]
+    private_route_table_ids: list[pulumi.Output[str]] = []  # nat mode: the function's subnets' table
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("blog-api:infra:Network", name, None, opts)
@@ -179,6 +180,7 @@ class Network(pulumi.ComponentResource):
         private_table = aws.ec2.RouteTable(
             f"{name}-private-rt", vpc_id=vpc.id, tags={"Name": f"{prefix}-blog-api-private"}, opts=child
         )
+        self.private_route_table_ids = [private_table.id]
         if args.nat_type == "gateway":
             address = aws.ec2.Eip(
                 f"{name}-nat-eip", domain="vpc", tags={"Name": f"{prefix}-blog-api-nat"}, opts=child
