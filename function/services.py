@@ -123,6 +123,7 @@ class Services:
     def worker(self, store: Any) -> Any:
         from zoneinfo import ZoneInfo
 
+        from function.assets.wiring import asset_sync
         from function.worker.sync import Worker, utc_now
 
         return Worker(
@@ -133,6 +134,7 @@ class Services:
             timezone=ZoneInfo(self.settings.article_timezone),
             asset_base_url=self.settings.asset_base_url,
             clock=self._clock or utc_now,
+            assets=asset_sync(self.settings, store.db, self.asset_store(), self.source()),
         )
 
     def asset_store(self) -> Any:

@@ -61,7 +61,8 @@ assets = Assets(
         physical_prefix=prefix,
         region=region,
         vpc_id=network.vpc_id,
-        route_table_ids=network.private_route_table_ids,
+        # Only a VPC of this stack's own has route tables the program may add the S3 endpoint to.
+        route_table_ids=network.private_route_table_ids if config.network.mode == "nat" else None,
     ),
 )
 

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -34,9 +34,9 @@ class AssetsArgs:
     physical_prefix: str
     region: pulumi.Input[str]
     vpc_id: pulumi.Input[str] | None = None
-    # The route tables of the function's subnets: the S3 gateway endpoint is added to them. Empty (an
-    # existing VPC whose routes this program does not manage): no endpoint.
-    route_table_ids: Sequence[pulumi.Input[str]] = field(default_factory=list)
+    # The route tables of the function's subnets: the S3 gateway endpoint is added to them. None (a VPC
+    # whose routes this program does not manage): no endpoint.
+    route_table_ids: pulumi.Input[Sequence[pulumi.Input[str]]] | None = None
     price_class: str = "PriceClass_All"
 
 
@@ -172,13 +172,13 @@ class Assets(pulumi.ComponentResource):
             # block must already be in force when any policy lands.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[access_block]),
         )
-        if args.vpc_id is not None and args.route_table_ids:
+        if args.vpc_id is not None and args.route_table_ids is not None:
             aws.ec2.VpcEndpoint(
                 f"{name}-s3-endpoint",
                 vpc_id=args.vpc_id,
                 service_name=pulumi.Output.concat("com.amazonaws.", args.region, ".s3"),
                 vpc_endpoint_type="Gateway",
-                route_table_ids=list(args.route_table_ids),
+                route_table_ids=args.route_table_ids,
                 tags={"Name": f"{prefix}-blog-api-s3"},
                 opts=child,
             )

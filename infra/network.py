@@ -81,7 +81,8 @@ class Network(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     subnet_ids: pulumi.Output[list[str]]
     security_group_ids: pulumi.Output[list[str]]
-    private_route_table_ids: list[pulumi.Output[str]] = []  # nat mode: the function's subnets' table
+    # The private subnets' route tables (nat mode; none otherwise), for gateway endpoints (infra.assets).
+    private_route_table_ids: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("blog-api:infra:Network", name, None, opts)
@@ -94,6 +95,7 @@ class Network(pulumi.ComponentResource):
             vpc_id: pulumi.Input[str] = args.existing_vpc_id
             subnet_ids: list[pulumi.Input[str]] = list(args.existing_subnet_ids)
             group_ids: list[pulumi.Input[str]] = list(args.existing_security_group_ids)
+            self.private_route_table_ids = pulumi.Output.all()
         elif args.mode == "nat":
             vpc = aws.ec2.Vpc(
                 f"{name}-vpc",
@@ -180,7 +182,7 @@ class Network(pulumi.ComponentResource):
         private_table = aws.ec2.RouteTable(
             f"{name}-private-rt", vpc_id=vpc.id, tags={"Name": f"{prefix}-blog-api-private"}, opts=child
         )
-        self.private_route_table_ids = [private_table.id]
+        self.private_route_table_ids = pulumi.Output.all(private_table.id)
         if args.nat_type == "gateway":
             address = aws.ec2.Eip(
                 f"{name}-nat-eip", domain="vpc", tags={"Name": f"{prefix}-blog-api-nat"}, opts=child

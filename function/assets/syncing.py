@@ -36,8 +36,9 @@ FETCH_BATCH = 8
 class AssetRecordsPort(Protocol):
     """What the sync needs of ``function.store.asset_records.AssetRecords``."""
 
-    def load_assets(self, user_id: int) -> Mapping[str, StoredAsset]: ...
-    def load_references(self, user_id: int) -> Mapping[str, Mapping[str, str | None]]: ...
+    def load(
+        self, user_id: int
+    ) -> tuple[Mapping[str, StoredAsset], Mapping[str, Mapping[str, str | None]]]: ...
     def save(
         self,
         user_id: int,
@@ -85,9 +86,9 @@ class AssetSync:
         self.push_max_bytes = push_max_bytes
 
     def start(self, user_id: int) -> AssetPass:
-        return AssetPass(
-            self, user_id, self.records.load_assets(user_id), self.records.load_references(user_id)
-        )
+        """One user's pass: their rows and references, read now (two SELECTs)."""
+        assets, references = self.records.load(user_id)
+        return AssetPass(self, user_id, assets, references)
 
 
 @dataclass
@@ -147,6 +148,8 @@ class AssetPass:
     def prepare(self, repo: RepoRef, snapshot: Snapshot) -> None:
         """Store the images folder's new blobs (before any article renders, so they resolve)."""
         with self._lock:
+            if self._snapshot is snapshot:
+                return  # prepared already (the first chunk was read ahead)
             self._repo, self._snapshot = repo, snapshot
             self.listing = {f.path: f for f in snapshot.others}
             prefix = f"{self._sync.images_dir}/"

@@ -43,42 +43,61 @@ class AssetRecords:
         self._ready = False
 
     def _ensure_tables(self) -> None:
+        """Create the tables a database set up before them lacks (checked once per instance)."""
         if not self._ready:
             for model in (Asset, AssetReference):
                 if not self._db.table_exists(model._meta.table_name):
                     peewee.SchemaManager(model, self._db).create_all(safe=True)
             self._ready = True
 
+    def load(self, user_id: int) -> tuple[dict[str, StoredAsset], dict[str, dict[str, str | None]]]:
+        """Every asset row of the user by path, and each article's references (slug → {path: the blob
+        it was rendered with, or None}): one statement (a UNION ALL), read at the start of every sync.
+        The tables are only checked for, and made, when that statement finds them missing."""
+        try:
+            rows = list(self._union(user_id))
+        except peewee.DatabaseError:
+            if self._ready:
+                raise
+            self._ensure_tables()
+            rows = list(self._union(user_id))
+        self._ready = True
+        assets: dict[str, StoredAsset] = {}
+        references: dict[str, dict[str, str | None]] = {}
+        for kind, name, value, key, sha256, size, content_type, problem, gone_at in rows:
+            if kind == "r":
+                references[name] = json.loads(value)
+            else:
+                gone = Asset.gone_at.python_value(gone_at) if gone_at is not None else None
+                size = int(size) if size is not None else None
+                assets[name] = StoredAsset(name, value, key, sha256, size, content_type, problem, gone)
+        return assets, references
+
+    def _union(self, user_id: int) -> peewee.CompoundSelectQuery:
+        null = peewee.SQL("NULL")
+        assets = Asset.select(
+            peewee.Value("a"),
+            Asset.path,
+            Asset.blob_sha,
+            Asset.key,
+            Asset.sha256,
+            Asset.size,
+            Asset.content_type,
+            Asset.problem,
+            Asset.gone_at,
+        ).where(Asset.user == user_id)
+        references = AssetReference.select(
+            peewee.Value("r"), AssetReference.slug, AssetReference.paths, null, null, null, null, null, null
+        ).where(AssetReference.user == user_id)
+        return (assets + references).tuples().bind(self._db)  # type: ignore[no-any-return]
+
     def load_assets(self, user_id: int) -> dict[str, StoredAsset]:
         """Every asset row of the user, by path."""
-        self._ensure_tables()
-        query = (
-            Asset.select(
-                Asset.path,
-                Asset.blob_sha,
-                Asset.key,
-                Asset.sha256,
-                Asset.size,
-                Asset.content_type,
-                Asset.problem,
-                Asset.gone_at,
-            )
-            .where(Asset.user == user_id)
-            .tuples()
-            .bind(self._db)
-        )
-        return {row[0]: StoredAsset(*row) for row in query}
+        return self.load(user_id)[0]
 
     def load_references(self, user_id: int) -> dict[str, dict[str, str | None]]:
         """slug -> {path: blob sha the article was rendered with, or None (missing then)}."""
-        self._ensure_tables()
-        query = (
-            AssetReference.select(AssetReference.slug, AssetReference.paths)
-            .where(AssetReference.user == user_id)
-            .tuples()
-            .bind(self._db)
-        )
-        return {slug: json.loads(paths) for slug, paths in query}
+        return self.load(user_id)[1]
 
     def save(
         self,

@@ -10,6 +10,7 @@ from function.store.asset_records import AssetRecords, StoredAsset
 from function.store.facade import PeeweeStore
 from function.store.records import UserRecord
 from tests.kit.builders import T0, article
+from tests.kit.statements import count_statements
 
 KEY = "a" * 64 + ".png"
 
@@ -83,3 +84,29 @@ def test_a_key_is_in_use_while_any_row_stores_under_it(records: AssetRecords, us
     assert records.keys_in_use([KEY, "b" * 64 + ".png"]) == {KEY}
     records.forget([(user.id, "images/b.png")])
     assert records.keys_in_use([KEY]) == set()
+
+
+def test_a_database_made_before_the_tables_existed_gets_them_on_first_use(
+    store: PeeweeStore, user: UserRecord
+) -> None:
+    # GIVEN a database whose tables predate the images (as one made by an older version)
+    store.db.execute_sql("DROP TABLE asset_references")
+    store.db.execute_sql("DROP TABLE assets")
+    # THEN the first sync's read finds nothing, and its write works
+    records = AssetRecords(store.db)
+    assert records.load(user.id) == ({}, {})
+    records.save(user.id, [_cat()], {"pets": {"images/cat.png": "1" * 40}}, now=T0)
+    assert AssetRecords(store.db).load(user.id) == (
+        {"images/cat.png": _cat()},
+        {"pets": {"images/cat.png": "1" * 40}},
+    )
+
+
+def test_one_statement_reads_the_rows_and_the_references(
+    store: PeeweeStore, records: AssetRecords, user: UserRecord
+) -> None:
+    records.save(user.id, [_cat()], {"pets": {"images/cat.png": "1" * 40}}, now=T0)
+    fresh = AssetRecords(store.db)
+    with count_statements(store.db) as statements:
+        fresh.load(user.id)
+    assert statements.count == 1

@@ -85,23 +85,28 @@ class ChunkReader:
             if isinstance(result, FetchFailure):
                 chunk.failures.append(FileFailure(result.path, result.message, result.retryable))
                 continue
+            images = plan.assets.images_for(result.path) if plan.assets is not None else None
             try:
-                chunk.parsed.append(
-                    parse_article(
-                        result.path,
-                        result.sha,
-                        result.content,
-                        articles_dir=self._articles_dir,
-                        allow_raw_html=self._allow_raw_html,
-                        timezone=self._timezone,
-                        asset_base_url=self._asset_base_url,
-                    )
+                article = parse_article(
+                    result.path,
+                    result.sha,
+                    result.content,
+                    articles_dir=self._articles_dir,
+                    allow_raw_html=self._allow_raw_html,
+                    timezone=self._timezone,
+                    asset_base_url=self._asset_base_url,
+                    resolve_image=images.resolve if images is not None else None,
                 )
             except ArticleParseError as exc:
                 chunk.failures.append(FileFailure(result.path, str(exc), retryable=False))
                 file = by_sha_path.get((result.path, result.sha)) or RepoFile(result.path, result.sha)
                 chunk.parse_failures.append((plan.slug_by_path[result.path], file, str(exc)))
-        chunk.warnings = [FileWarning(a.path, message) for a in chunk.parsed for message in a.warnings]
+                continue
+            chunk.parsed.append(article)
+            if images is not None and plan.assets is not None:
+                plan.assets.record(article.slug, images)
+                chunk.warnings += [FileWarning(article.path, message) for message in images.warnings]
+        chunk.warnings += [FileWarning(a.path, message) for a in chunk.parsed for message in a.warnings]
         log_failures(chunk.failures)
         for warning in chunk.warnings:
             log.warning("Article warning", extra={"path": warning.path, "warning": warning.message})

@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, tzinfo
 from typing import NoReturn
 
+from function.assets.syncing import AssetSync
 from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import ConfigError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, RepoRef
@@ -68,8 +69,11 @@ class Worker:
         chunk_max_files: int = READ_CHUNK_FILES,
         chunk_max_bytes: int = READ_CHUNK_BYTES,
         commit_margin_s: float = COMMIT_MARGIN_S,
+        # The repository's images (function.assets): stored in the same pass; None: left as written.
+        assets: AssetSync | None = None,
     ) -> None:
         self._store = store
+        self._assets = assets
         self._source = source
         self._clock = clock
         self._lock_timeout_s = lock_timeout_s
@@ -148,7 +152,8 @@ class Worker:
         raise UnknownInstallation(push.installation_id)
 
     def _load_known(self, user_id: int) -> Known:
-        return Known(self._store.load_index(user_id), self._store.load_failures(user_id))
+        assets = self._assets.start(user_id) if self._assets is not None else None
+        return Known(self._store.load_index(user_id), self._store.load_failures(user_id), assets)
 
     def _read_when_indexed(
         self, repo: RepoRef, index_loaded: Future[Known], deadline: Deadline
