@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 from function.assets.port import AssetStore
 from function.errors import AssetStoreError
@@ -58,3 +58,17 @@ def collect_assets(
         extra={"forgotten": report.forgotten, "deleted": len(report.deleted), "errors": len(report.errors)},
     )
     return report
+
+
+def collect_unused_images(services: Any, now: datetime) -> CollectReport | None:
+    """The scheduled sweep's part for the images (``services``: ``function.services.Services``): a
+    failure is logged and left for the next sweep, and never stops the rest of the sweep."""
+    from function.store.asset_records import AssetRecords
+
+    grace = timedelta(days=services.settings.asset_grace_days)
+    try:
+        with services.store() as store:
+            return collect_assets(AssetRecords(store.db), services.asset_store(), now, grace)
+    except Exception:
+        log.exception("Collecting unused images failed; the next sweep tries again")
+        return None

@@ -4,7 +4,7 @@ same pass as the articles, each blob downloaded and uploaded once, and ``content
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,10 +13,13 @@ from function.assets.folder import FolderAssetStore
 from function.assets.keys import asset_key, content_sha256
 from function.assets.kinds import PNG
 from function.assets.sweep import collect_assets
+from function.observability.metrics import NullMetrics
 from function.sources.gitsha import git_blob_sha
 from function.store.asset_records import AssetRecords
+from function.worker.redelivery import run_scheduled
 from tests.kit import images
 from tests.kit.blog_fixtures import USER, Blog, article
+from tests.kit.hook_deliveries import HookDeliveries
 
 RED, BLUE = images.png((255, 0, 0)), images.png((0, 0, 255))
 PETS = article("Pets", body="![cat](/images/cat.png)\n\n![dog](https://example.com/dog.png)")
@@ -201,3 +204,20 @@ def test_a_file_outside_the_images_folder_is_stored_when_an_article_points_at_it
     push(blog, "d-1")
     assert image_sources(blog, "pets") == [f"/assets/{key_of(RED)}"]
     assert assets.puts == [key_of(RED)]
+
+
+def test_the_scheduled_sweep_deletes_an_unused_image_after_the_grace_period(
+    blog: Blog, assets: RecordingStore, hook_deliveries: HookDeliveries
+) -> None:
+    # GIVEN an image deleted from the repository and from the only article that showed it
+    blog.commit({"articles/pets.md": PETS, "images/cat.png": RED})
+    push(blog, "d-1")
+    blog.commit({"images/cat.png": None, "articles/pets.md": article("Pets", body="No picture.")})
+    push(blog, "d-2")
+    services = blog.lambda_app().extensions["blog_api"]
+    # WHEN the schedule's sweep runs a day later, then eight days later
+    run_scheduled(services, NullMetrics(), now=datetime.now(UTC) + timedelta(days=1))
+    assert assets.deletes == []
+    run_scheduled(services, NullMetrics(), now=datetime.now(UTC) + timedelta(days=8))
+    # THEN only the second deletes it
+    assert assets.deletes == [key_of(RED)]
