@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -166,7 +167,7 @@ class Assets(pulumi.ComponentResource):
             f"{name}-policy",
             bucket=bucket.id,
             policy=pulumi.Output.all(bucket.arn, distribution.arn).apply(
-                lambda arns: pulumi.Output.json_dumps(bucket_policy(str(arns[0]), str(arns[1])))
+                lambda arns: json.dumps(bucket_policy(str(arns[0]), str(arns[1])))
             ),
             # The public access block first: the policy names a service principal, never "*", but the
             # block must already be in force when any policy lands.
@@ -202,6 +203,6 @@ class Assets(pulumi.ComponentResource):
         aws.iam.RolePolicy(
             f"{self._name}-function-access",
             role=role_name,
-            policy=self.bucket_arn.apply(lambda arn: pulumi.Output.json_dumps(function_access_policy(arn))),
+            policy=self.bucket_arn.apply(lambda arn: json.dumps(function_access_policy(arn))),
             opts=pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self), opts),
         )

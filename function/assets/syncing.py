@@ -229,10 +229,12 @@ class AssetPass:
                 downloads.append(file)
         for start in range(0, len(downloads), FETCH_BATCH):
             batch = []
+            planned = self.downloaded_bytes  # the listing's sizes: the cap holds before any download
             for file in downloads[start : start + FETCH_BATCH]:
-                if self.downloaded_bytes + (file.size or 0) > self._sync.push_max_bytes:
+                if planned + (file.size or 0) > self._sync.push_max_bytes:
                     self.failed[file.path] = f"over the {self._sync.push_max_bytes}-byte limit for one sync"
                 else:
+                    planned += file.size or 0
                     batch.append(file)
             if batch:
                 self._download(batch)

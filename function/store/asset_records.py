@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import peewee
 
@@ -89,7 +90,8 @@ class AssetRecords:
         references = AssetReference.select(
             peewee.Value("r"), AssetReference.slug, AssetReference.paths, null, null, null, null, null, null
         ).where(AssetReference.user == user_id)
-        return (assets + references).tuples().bind(self._db)  # type: ignore[no-any-return]
+        union: peewee.CompoundSelectQuery = (assets + references).tuples().bind(self._db)
+        return union
 
     def load_assets(self, user_id: int) -> dict[str, StoredAsset]:
         """Every asset row of the user, by path."""
@@ -172,7 +174,7 @@ class AssetRecords:
         """(user id, path, key) of the rows gone from their repository before ``gone_before`` that no
         article still in the database (archived ones aside) points at."""
         self._ensure_tables()
-        query = (
+        query: Any = (
             Asset.select(Asset.user, Asset.path, Asset.key)
             .where(Asset.gone_at.is_null(False) & (Asset.gone_at < to_naive_utc(gone_before)))
             .tuples()
@@ -182,7 +184,7 @@ class AssetRecords:
         users = sorted({user for user, _, _ in candidates})
         referenced: set[tuple[int, str]] = set()
         for chunk in _chunks(users):
-            rows = (
+            rows: Any = (
                 AssetReference.select(AssetReference.user, AssetReference.paths)
                 .join(
                     Article,
@@ -208,11 +210,13 @@ class AssetRecords:
         self._ensure_tables()
         used: set[str] = set()
         for chunk in _chunks(sorted(set(keys))):
-            query = Asset.select(Asset.key).where(Asset.key.in_(chunk)).distinct().tuples().bind(self._db)
+            query: Any = (
+                Asset.select(Asset.key).where(Asset.key.in_(chunk)).distinct().tuples().bind(self._db)
+            )
             used.update(key for (key,) in query)
         return used
 
 
-def _chunks(items: Sequence[object]) -> Iterable[list]:  # type: ignore[type-arg]
+def _chunks(items: Sequence[Any]) -> Iterable[list[Any]]:
     for start in range(0, len(items), _CHUNK):
         yield list(items[start : start + _CHUNK])

@@ -4,6 +4,7 @@ same pass as the articles, each blob downloaded and uploaded once, and ``content
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from function.assets.keys import asset_key, content_sha256
 from function.assets.kinds import PNG
 from function.assets.sweep import collect_assets
 from function.observability.metrics import NullMetrics
+from function.settings import Settings
 from function.sources.gitsha import git_blob_sha
 from function.store.asset_records import AssetRecords
 from function.worker.redelivery import run_scheduled
@@ -151,11 +153,20 @@ def test_a_deleted_image_is_kept_while_referenced_then_collected_after_the_grace
     assert blog.client.get(f"/assets/{key_of(RED)}").status_code == 404
 
 
-def _gone_at(blog: Blog) -> object:
+def _gone_at(blog: Blog) -> datetime:
     with blog.store() as store:
-        (row,) = AssetRecords(store.db).load_assets(store.get_user(USER).id).values()
+        user = store.get_user(USER)
+        assert user is not None
+        (row,) = AssetRecords(store.db).load_assets(user.id).values()
     assert row.gone_at is not None
     return row.gone_at
+
+
+def _delivery_error(blog: Blog, delivery: str) -> str:
+    with blog.store() as store:
+        record = store.get_delivery(delivery)
+    assert record is not None
+    return record.error or ""
 
 
 def test_missing_refused_and_too_big_images_are_warnings_naming_the_article_and_the_path(
@@ -173,8 +184,7 @@ def test_missing_refused_and_too_big_images_are_warnings_naming_the_article_and_
     # THEN the article is served, its sources left as written, and the delivery says why
     assert answer["failed"] == 0
     assert image_sources(blog, "pets") == ["/images/missing.png", "/images/logo.svg", "/images/notes.png"]
-    with blog.store() as store:
-        error = store.get_delivery("d-1").error
+    error = _delivery_error(blog, "d-1")
     assert "articles/pets.md" in error
     assert "/images/missing.png: no such file" in error
     assert "images/logo.svg: SVG is not served" in error
@@ -182,16 +192,15 @@ def test_missing_refused_and_too_big_images_are_warnings_naming_the_article_and_
     assert assets.puts == []
 
 
-def test_an_image_over_the_cap_is_never_downloaded(make_blog: object, tmp_path: Path) -> None:
-    blog: Blog = make_blog()  # type: ignore[operator]
-    blog.settings = type(blog.settings)(**{**blog.settings.__dict__, "asset_max_bytes": 64})
+def test_an_image_over_the_cap_is_never_downloaded(make_blog: Callable[..., Blog], tmp_path: Path) -> None:
+    blog = make_blog()
+    blog.settings = Settings(**{**blog.settings.__dict__, "asset_max_bytes": 64})
     blog.asset_store = RecordingStore(tmp_path / "stored")
     big = images.png() + b"\x00" * 100
     blog.commit({"articles/pets.md": article("Pets", body="![big](/images/big.png)"), "images/big.png": big})
     push(blog, "d-1")
     assert blob_requests(blog, big) == 0 and blog.asset_store.puts == []
-    with blog.store() as store:
-        error = store.get_delivery("d-1").error or ""
+    error = _delivery_error(blog, "d-1")
     assert f"images/big.png: {len(big)} bytes, over the 64-byte limit" in error
 
 
@@ -221,3 +230,37 @@ def test_the_scheduled_sweep_deletes_an_unused_image_after_the_grace_period(
     run_scheduled(services, NullMetrics(), now=datetime.now(UTC) + timedelta(days=8))
     # THEN only the second deletes it
     assert assets.deletes == [key_of(RED)]
+
+
+def test_with_article_asset_base_url_set_images_are_left_to_that_host(
+    make_blog: Callable[..., Blog], tmp_path: Path
+) -> None:
+    blog = make_blog()
+    blog.settings = Settings(**{**blog.settings.__dict__, "asset_base_url": "https://cdn.example.com/blog"})
+    blog.asset_store = RecordingStore(tmp_path / "stored")
+    blog.commit({"articles/pets.md": PETS, "images/cat.png": RED})
+    push(blog, "d-1")
+    assert image_sources(blog, "pets")[0] == "https://cdn.example.com/blog/images/cat.png"
+    assert blog.asset_store.puts == [] and blob_requests(blog, RED) == 0
+
+
+def test_images_past_the_per_sync_cap_wait_for_the_next_push(
+    make_blog: Callable[..., Blog], tmp_path: Path
+) -> None:
+    blog = make_blog()
+    blog.settings = Settings(**{**blog.settings.__dict__, "asset_push_max_bytes": len(RED) + 10})
+    blog.asset_store = RecordingStore(tmp_path / "stored")
+    body = "![a](/images/a.png) ![b](/images/b.png)"
+    blog.commit({"articles/pets.md": article("Pets", body=body), "images/a.png": RED, "images/b.png": BLUE})
+    # WHEN a push brings more image bytes than one sync may download
+    push(blog, "d-1")
+    # THEN one image is stored, the other is a warning, and the article shows what is stored
+    assert blog.asset_store.puts == [key_of(RED)]
+    assert "images/b.png: not stored yet" in _delivery_error(blog, "d-1")
+    assert image_sources(blog, "pets") == [f"/assets/{key_of(RED)}", "/images/b.png"]
+    # WHEN the next push comes
+    blog.commit({"README.md": b"touched\n"})
+    push(blog, "d-2")
+    # THEN the rest is stored and the article shows both
+    assert blog.asset_store.puts == [key_of(RED), key_of(BLUE)]
+    assert image_sources(blog, "pets") == [f"/assets/{key_of(RED)}", f"/assets/{key_of(BLUE)}"]
