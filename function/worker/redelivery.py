@@ -266,7 +266,6 @@ def run_scheduled(
     nothing needs any more are deleted (``function.assets.sweep``)."""
     from function.assets.sweep import collect_unused_images
     from function.github.hook_deliveries import api_from_settings
-    from function.store.sweep_state import SweepStateStore
 
     send_due_webhooks(services, deadline)
     collect_unused_images(services, now or datetime.now(UTC))
@@ -275,7 +274,7 @@ def run_scheduled(
         with services.store() as store:
             report = sweep(
                 api,
-                SweepStateStore(store.db),
+                store.sweep_state(),
                 now=now or datetime.now(UTC),
                 catch_up=True,
                 metrics=metrics,
