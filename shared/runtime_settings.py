@@ -312,11 +312,12 @@ class RuntimeSettings:
         parse=_flag,
         default=False,
     )
-    # Base for repository images (/images/...): a CDN or a public repository's raw URL. None: left as is.
+    # Base for repository images (/images/...) hosted elsewhere. None: the asset store serves them.
     asset_base_url: str | None = setting(
         env="ARTICLE_ASSET_BASE_URL",
-        doc="http(s) base for repository images (`/images/…`), e.g. a CDN or a repository's raw URL; unset: "
-        "left as is, with a warning in the sync",
+        doc="http(s) base for repository images (`/images/…`) hosted elsewhere, e.g. a CDN or a public "
+        "repository's raw URL; set, it wins: sources are rewritten against it and no image is copied to the "
+        "asset store ([Repository images](articles.md#repository-images))",
         parse=_asset_base_url,
         default=None,
         strip=True,
