@@ -29,6 +29,7 @@ EXISTING_SUBNETS = ("subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002")
 EXISTING_GROUP = "sg-0a1b2c3d4e5f60003"
 ALARM_EMAILS = ("ops@yamada-blog.jp", "oncall@yamada-blog.jp")
 CUSTOM_DOMAIN = "blog-api.yamada-blog.jp"
+REVIEW_PREFIX = "r-fix-log-a1b2c3"
 
 # scenario → (stack, config on top of the committed stack file)
 SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
@@ -59,6 +60,14 @@ SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
             "blog-api:reservedConcurrency": "20",
         },
     ),
+    # dev on a customer managed key of its own, like prod.
+    "dev-kms": ("dev", {"blog-api:ssmKmsKey": "create"}),
+    # A review stack: dev's config (as the workflow copies it) on dev's network.
+    "review": (
+        "dev",
+        {"blog-api:physicalPrefix": REVIEW_PREFIX, "blog-api:networkMode": "shared"},
+    ),
+    "prod-endpoints": ("prod", {"blog-api:vpcEndpoints": "true"}),
     "prod-snapstart": (
         "prod",
         {
