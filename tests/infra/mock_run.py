@@ -6,6 +6,9 @@ Pulumi's mocks are process-wide, so the tests start this script once per scenari
 
 It reads the committed ``Pulumi.<stack>.yaml`` exactly as the CLI would hand it to the program, and is
 started from ``infra/`` as the Pulumi CLI starts the program (``main: infra/``).
+
+``python tests/infra/mock_run.py account --out result.json --set blog-api-bootstrap:key=value ...`` runs
+the account's bootstrap program (``infra/bootstrap/``) instead, with only the config given.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from pulumi.runtime.sync_await import _sync_await
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "blog-api"
+BOOTSTRAP_PROJECT = "blog-api-bootstrap"
+BOOTSTRAP_STACK = "account"
+BOOTSTRAP_REGION = "ap-northeast-1"
 ACCOUNT_ID = "123456789012"
 ZONES = ("a", "c", "d")
 # A Local Zone the account opted into: get_availability_zones lists it unless filtered out.
@@ -97,6 +103,11 @@ class StackMocks(pulumi.runtime.Mocks):
         elif args.typ == "aws:sqs/queue:Queue":
             outputs["arn"] = f"arn:aws:sqs:{region}:{account}:{name}"
             outputs["url"] = f"https://sqs.{region}.amazonaws.com/{account}/{name}"
+        elif args.typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
+            host = str(args.inputs["url"]).removeprefix("https://")
+            outputs["arn"] = f"arn:aws:iam::{account}:oidc-provider/{host}"
+        elif args.typ == "aws:iam/policy:Policy":
+            outputs["arn"] = f"arn:aws:iam::{account}:policy/{name}"
         elif args.typ == "aws:iam/role:Role":
             resource_id = name
             outputs["arn"] = f"arn:aws:iam::{account}:role/{name}"
@@ -220,8 +231,14 @@ def _plain(value: Any) -> Any:
 
 
 def run(stack: str, overrides: dict[str, str]) -> dict[str, Any]:
-    """Run the program for ``stack`` with its stack file's config plus ``overrides``; return the record."""
-    config = {**stack_config(stack), **overrides}
+    """Run the program for ``stack`` with its stack file's config plus ``overrides``; return the record.
+
+    The stack ``account`` is the bootstrap program's, with no stack file: only ``overrides``."""
+    bootstrap = stack == BOOTSTRAP_STACK
+    project = BOOTSTRAP_PROJECT if bootstrap else PROJECT
+    main = REPO_ROOT / "infra" / ("bootstrap/__main__.py" if bootstrap else "__main__.py")
+    base = {"aws:region": BOOTSTRAP_REGION} if bootstrap else stack_config(stack)
+    config = {**base, **overrides}
     for key, value in config.items():
         pulumi.runtime.set_config(key, value)
     mocks = StackMocks(region=config["aws:region"])
@@ -231,7 +248,7 @@ def run(stack: str, overrides: dict[str, str]) -> dict[str, Any]:
     logger.addHandler(log_records)
     pulumi.runtime.set_mocks(
         mocks,
-        project=PROJECT,
+        project=project,
         stack=stack,
         preview=False,
         monitor=monitor,
@@ -242,7 +259,7 @@ def run(stack: str, overrides: dict[str, str]) -> dict[str, Any]:
     outputs: dict[str, Any] = {}
 
     def program() -> Any:
-        runpy.run_path(str(REPO_ROOT / "infra" / "__main__.py"), run_name="__main__")
+        runpy.run_path(str(main), run_name="__main__")
         exported = dict(get_root_resource().outputs)  # type: ignore[union-attr]
 
         async def resolve() -> None:
@@ -276,13 +293,14 @@ def run(stack: str, overrides: dict[str, str]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("stack", choices=["dev", "prod"])
-    parser.add_argument("--artifact", required=True, help="the prebuilt zip, given as blog-api:artifactPath")
+    parser.add_argument("stack", choices=["dev", "prod", BOOTSTRAP_STACK])
+    parser.add_argument("--artifact", help="the prebuilt zip, given as blog-api:artifactPath")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra config")
     args = parser.parse_args(argv)
     overrides = dict(item.split("=", 1) for item in args.set)
-    overrides[f"{PROJECT}:artifactPath"] = args.artifact
+    if args.artifact is not None:
+        overrides[f"{PROJECT}:artifactPath"] = args.artifact
     record = run(args.stack, overrides)
     args.out.write_text(json.dumps(record, indent=1, sort_keys=True, default=_plain))
     if record["error"] is not None:
