@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -127,3 +128,13 @@ def test_the_bootstrap_project_runs_in_the_repositorys_virtualenv() -> None:
     assert (REPO_ROOT / "infra" / "bootstrap" / project["runtime"]["options"]["virtualenv"]).resolve() == (
         REPO_ROOT / ".venv"
     )
+
+
+def test_the_docs_role_table_names_the_roles_the_bootstrap_gives_each_environment(
+    deployments: dict[str, Deployment],
+) -> None:
+    page = (REPO_ROOT / "docs" / "deploying.md").read_text()
+    section = page[page.index("## Secrets and roles") : page.index("## Moving from the CDK stack")]
+    rows = re.findall(r"^\| `([\w-]+)` \| `([\w-]+)` \|", section, flags=re.MULTILINE)
+    exported = deployments["bootstrap"].outputs["environmentRoleArns"]
+    assert {env: f"arn:aws:iam::{ACCOUNT_ID}:role/{role}" for env, role in rows} == exported
