@@ -76,7 +76,7 @@ def network_ids(groups: tuple[str, ...], k: KeyCheck) -> None:
                     k.problem(f"{value!r} is not an id of that kind", "<your id>", key=key)
     elif vpc_id or subnets or groups:
         # Silently ignoring them would deploy into a network nobody asked for.
-        k.problem("is nat, but vpcId/subnetIds/securityGroupIds are set", "existing", key="networkMode")
+        k.problem(f"is {mode}, but vpcId/subnetIds/securityGroupIds are set", "existing", key="networkMode")
 
 
 def proxy_url(value: str | None, k: KeyCheck) -> None:
