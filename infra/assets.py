@@ -90,6 +90,9 @@ class Assets(pulumi.ComponentResource):
         bucket = aws.s3.Bucket(
             f"{name}-bucket",
             bucket_prefix=f"{prefix}-blog-api-assets-",
+            # Destroying the stack empties the bucket (a review stack's branch deletion must not fail on
+            # it): its distribution goes too, so no stored URL could reach an image kept behind.
+            force_destroy=True,
             tags={"Name": f"{prefix}-blog-api-assets"},
             opts=child,
         )

@@ -32,6 +32,8 @@ def test_the_bucket_is_private_encrypted_and_takes_no_acls(deployment: Deploymen
         for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
     )
     assert deployment.one(OWNERSHIP).inputs["rule"]["objectOwnership"] == "BucketOwnerEnforced"
+    # A destroy (a review stack's branch deleted) empties the bucket instead of failing on it.
+    assert bucket.inputs["forceDestroy"] is True
     (rule,) = deployment.one(ENCRYPTION).inputs["rules"]
     assert rule["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "AES256"
 
