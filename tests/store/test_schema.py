@@ -10,6 +10,7 @@ from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables, schema_differences
 from tests.kit.builders import T0 as _T0
+from tests.kit.builders import apply_as_worker
 from tests.kit.builders import article as _article
 from tests.kit.cli import run_cli
 
@@ -29,7 +30,7 @@ def test_a_nullable_column_a_newer_version_reads_is_added_keeping_the_rows(db_ur
         create_tables(db)
         store = PeeweeStore(db)
         user = store.add_user("old", "o@example.com", None, None)
-        store.apply(user.id, [_article("kept")], [], _T0)
+        apply_as_worker(store, user.id, [_article("kept")], [], _T0)
         db.execute_sql("ALTER TABLE articles DROP COLUMN emoji")
         assert schema_differences(db) == ["articles.emoji is missing"]
         # WHEN init-db runs THEN the column is there and the row is served, emoji null
