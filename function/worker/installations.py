@@ -66,7 +66,7 @@ class InstallationChange:
         return "none"
 
 
-def parse(event: str, payload: Any) -> InstallationChange:
+def parse(event: str, payload: object) -> InstallationChange:
     """The change an installation event asks for; BadRequest when it does not look like one."""
     if not isinstance(payload, dict):
         raise BadRequest(f"{event} payload must be a JSON object")
