@@ -69,7 +69,9 @@ class AssetRecords:
             if kind == "r":
                 references[name] = json.loads(value)
             else:
-                gone = Asset.gone_at.python_value(gone_at) if gone_at is not None else None
+                # The backend's own datetime conversion (SQLite hands back text); peewee is untyped.
+                to_datetime = Asset.gone_at.python_value
+                gone = to_datetime(gone_at) if gone_at is not None else None  # type: ignore[no-untyped-call]
                 size = int(size) if size is not None else None
                 assets[name] = StoredAsset(name, value, key, sha256, size, content_type, problem, gone)
         return assets, references

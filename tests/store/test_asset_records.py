@@ -9,7 +9,7 @@ import pytest
 from function.store.asset_records import AssetRecords, StoredAsset
 from function.store.facade import PeeweeStore
 from function.store.records import UserRecord
-from tests.kit.builders import T0, article
+from tests.kit.builders import T0, apply_as_worker, article
 from tests.kit.statements import count_statements
 
 KEY = "a" * 64 + ".png"
@@ -66,8 +66,8 @@ def test_only_rows_gone_long_enough_and_pointed_at_by_no_live_article_are_collec
 ) -> None:
     # GIVEN three images gone from the repository a week ago; one still pointed at by a live article,
     # one by an archived article only, one by nobody
-    store.apply(user.id, [article("live"), article("old")], [], T0)
-    store.apply(user.id, [], ["old"], T0)
+    apply_as_worker(store, user.id, [article("live"), article("old")], [], T0)
+    apply_as_worker(store, user.id, [], ["old"], T0)
     rows = [_cat("images/live.png"), _cat("images/archived.png"), _cat("images/orphan.png")]
     refs = {"live": {"images/live.png": None}, "old": {"images/archived.png": None}}
     records.save(user.id, rows, refs, now=T0)
