@@ -290,7 +290,10 @@ class AssetPass:
 
     def finish(self, now: datetime, *, complete: bool) -> None:
         """Write what this pass stored and the changed references (one transaction; none when nothing
-        changed); from a complete listing, mark the rows whose file is gone, and un-mark those back."""
+        changed); from a complete listing, mark the rows whose file is gone, and un-mark those back.
+
+        It may be called again (the books' covers resolve after the articles' finish): each call writes
+        only what changed since the one before."""
         with self._lock:
             for path, row in self.known.items():
                 file = self.listing.get(path)
@@ -303,6 +306,11 @@ class AssetPass:
                 self._sync.records.save(
                     self.user_id, list(self.stored.values()), self.changed_references, gone=gone, now=now
                 )
+            written = {path: replace(row, gone_at=None) for path, row in self.stored.items()}
+            self.known.update(written)
+            self.known.update({path: replace(self.known[path], gone_at=now) for path in gone})
+            self.stored.clear()
+            self.changed_references.clear()
         if self.downloaded or self.failed or gone:
             log.info(
                 "Synced images",
