@@ -20,6 +20,7 @@ from function.cli.logs import logs
 from function.cli.redeliver import redeliver
 from function.cli.send_webhook import send_webhook
 from function.cli.sync import sync
+from function.cli.text_logs import configure_text_logging
 from function.cli.users import users
 from function.errors import BlogApiError, ConfigError
 from function.store.url import DatabaseTarget
@@ -64,6 +65,8 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: runs the CLI and turns expected failures into one line and exit 1."""
     context = Context()
+    # On a terminal, a log line is words with its fields, never a bare message (the function logs JSON).
+    configure_text_logging()
     try:
         cli.main(args=argv, prog_name="blog-api", standalone_mode=False, obj=context)
     except click.exceptions.Abort:

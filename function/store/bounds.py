@@ -4,9 +4,10 @@ Every statement whose size grows with the number of articles, tags, tag sets, pa
 into pieces that stay inside the backend's limits, read from the database at run time where it can say:
 
 - SQLite: host parameters per statement (``SQLITE_LIMIT_VARIABLE_NUMBER``: 999 before 3.32, 32,766
-  since, often raised by distributions) and expression depth (``SQLITE_LIMIT_EXPR_DEPTH``, 1,000 by
-  default: ``a OR b OR c ...`` nests one level per term). No statement uses compound SELECTs (the
-  500-term limit); multi-row VALUES are not counted against it.
+  since, often raised by distributions) and SELECTs per compound statement
+  (``SQLITE_LIMIT_COMPOUND_SELECT``, 500; multi-row VALUES are not counted against it). No condition
+  grows with the data (``IN`` lists are flat), so the expression depth (1,000) and the parser's stack
+  stay far away: an OR of one nested term per tag set is what once overflowed them.
 - MySQL/TiDB/MariaDB: PyMySQL escapes values into the text, so parameters have no limit of their own;
   the text does (``max_allowed_packet``: 4 MiB on MySQL 5.7, 16 MiB on MariaDB, 64 MiB on MySQL 8 and
   TiDB), and a transaction's statements travel in one packet of at most ``BATCH_MAX_BYTES`` (4 MiB).
@@ -27,8 +28,8 @@ T = TypeVar("T")
 
 # Values per statement: half a round trip's packet (``BATCH_MAX_BYTES``), so two statements share one.
 STATEMENT_MAX_BYTES = 2 * 1024 * 1024
-# OR-ed conditions per statement: far below any expression-depth or parser-stack limit (SQLite: 1,000
-# levels; a flat ``t1 OR t2 OR ...`` costs one level per term and a few more inside each term).
+# SELECTs joined by UNION ALL per statement (the tag rewrite's pairs): below SQLite's compound limit
+# (500) and small enough that one statement is a few milliseconds of work on the server.
 MAX_TERMS = 100
 # MySQL's binary protocol caps a prepared statement at 65,535 parameters; PyMySQL does not prepare, but
 # a bound keeps statements of small rows (keys, tag paths) to a few hundred KB.
@@ -36,7 +37,7 @@ MYSQL_MAX_PARAMETERS = 65_535
 # SQLite before 3.32 (and the floor when nothing can be read).
 SQLITE_OLD_MAX_PARAMETERS = 999
 SQLITE_MAX_PARAMETERS = 32_766
-_SQLITE_DEFAULT_EXPR_DEPTH = 1000
+_SQLITE_DEFAULT_COMPOUND_SELECT = 500
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class StatementLimits:
     """The most one statement may carry."""
 
     parameters: int  # host parameters (``?``)
-    terms: int  # OR-ed conditions
+    terms: int  # SELECTs joined by UNION ALL
     statement_bytes: int = STATEMENT_MAX_BYTES
 
     def keys(self, reserved: int = 1) -> int:
@@ -62,13 +63,13 @@ def sqlite_limits(connection: Any) -> StatementLimits:
     getlimit = getattr(connection, "getlimit", None)
     if getlimit is not None:
         parameters = int(getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))
-        depth = int(getlimit(sqlite3.SQLITE_LIMIT_EXPR_DEPTH))
+        compound = int(getlimit(sqlite3.SQLITE_LIMIT_COMPOUND_SELECT))
     else:
         new = sqlite3.sqlite_version_info >= (3, 32, 0)
         parameters = SQLITE_MAX_PARAMETERS if new else SQLITE_OLD_MAX_PARAMETERS
-        depth = _SQLITE_DEFAULT_EXPR_DEPTH
-    # A term ``(slug IN (...) AND path IN (...))`` nests about four levels; the WHERE around it a few.
-    return StatementLimits(parameters=max(parameters, 1), terms=max(min(MAX_TERMS, (depth - 16) // 4), 1))
+        compound = _SQLITE_DEFAULT_COMPOUND_SELECT
+    # 0 means "no limit" to SQLite.
+    return StatementLimits(parameters=max(parameters, 1), terms=max(min(MAX_TERMS, compound or MAX_TERMS), 1))
 
 
 MYSQL_LIMITS = StatementLimits(parameters=MYSQL_MAX_PARAMETERS, terms=MAX_TERMS)

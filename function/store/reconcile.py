@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -311,9 +313,9 @@ class ReconcileQueries(StoreBase):
 
         Every statement stays inside the database's limits (``function.store.bounds``): keys per
         ``IN`` list and rows per INSERT by host parameters and bytes, and the pairs' conditions (one
-        per tag set: articles with the same tags share one) at most ``terms`` per statement, joined
-        flat (``a OR b OR c``, never nested), so a repository where nearly every article has a tag set
-        of its own costs a few more statements, not a parser stack overflow."""
+        per tag set: articles with the same tags share one) at most ``terms`` SELECTs per statement,
+        joined by UNION ALL, so a repository where nearly every article has a tag set of its own costs
+        a few more statements, not a parser stack overflow."""
         db = self._db
         limits = limits_of(db)
         stale = [existing[a.slug].id for a in changed if a.slug in existing]  # new rows have no tags yet
@@ -338,17 +340,18 @@ class ReconcileQueries(StoreBase):
         for group in groups(
             terms,
             max_items=limits.terms,
-            weights=[(_term_keys, limits.keys(reserved=1)), (_term_bytes, limits.statement_bytes)],
+            weights=[(_term_keys, limits.parameters), (_term_bytes, limits.statement_bytes)],
         ):
-            wanted = peewee.NodeList(
-                [Article.slug.in_(slugs) & Tag.path.in_(tags) for tags, slugs in group],
-                glue=" OR ",
-                parens=True,
-            )
-            pairs = (
-                Article.select(Article.id, Tag.id)
-                .join(Tag, peewee.JOIN.CROSS)
-                .where(Article.user == user_id, wanted)
+            # One SELECT per tag set, each exact and driven by the slug and path indexes (an OR of
+            # them in one WHERE defeats the indexes on MySQL and nests in SQLite's parser).
+            pairs = functools.reduce(
+                operator.add,  # UNION ALL: the tag sets' slugs are disjoint, so no pair comes twice
+                [
+                    Article.select(Article.id, Tag.id)
+                    .join(Tag, peewee.JOIN.CROSS)
+                    .where(Article.user == user_id, Article.slug.in_(slugs), Tag.path.in_(tags))
+                    for tags, slugs in group
+                ],
             )
             tx.add(
                 ArticleTag.insert_from(pairs, fields=[ArticleTag.article, ArticleTag.tag]).bind(db),
@@ -371,7 +374,7 @@ def _pair_terms(by_tag_set: Mapping[tuple[str, ...], list[str]], max_keys: int) 
 
 
 def _term_keys(term: _Term) -> int:
-    return len(term[0]) + len(term[1])
+    return len(term[0]) + len(term[1]) + 1  # and the user id
 
 
 def _term_bytes(term: _Term) -> int:
