@@ -42,6 +42,7 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
         LockTimeout,
         SourcePermanentError,
         SourceUnavailable,
+        StoreStepFailed,
         UnknownUser,
         UserExists,
     )
@@ -53,6 +54,8 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
         SourceUnavailable,
         SourcePermanentError,
         LockTimeout,
+        # A sync's statement failed: the line says the step, the chunk rolled back and what is served.
+        StoreStepFailed,
         UserExists,
         UnknownUser,
         # e.g. "no such table": the one line says so; `blog-api init-db` is the usual fix.

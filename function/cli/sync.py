@@ -16,10 +16,6 @@ from function.errors import BlogApiError, ConfigError
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
-# The worker's log lines for one file's failure or warning: the summary below prints each of them, with
-# its path and reason, so they are not printed a second time as log lines.
-FILE_REPORT_MESSAGES = frozenset({"Article warning", "Article failed"})
-
 
 @click.command("sync")
 @click.option("--user", "user_name", required=True)
@@ -56,7 +52,13 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
     services.settings.check_source()
     # The bar is entered on the first report that knows the total, and left with the sync, whatever
     # way the sync ends.
-    with ExitStack() as bars, ctx.store() as store, reported_by_command(FILE_REPORT_MESSAGES):
+    # The worker's log lines for one file's failure or warning: the summary below prints each of them,
+    # with its path and reason, so they are not printed a second time as log lines. (Imported here: the
+    # worker is only loaded by the commands that run it.)
+    from function.worker.sync.summary import FILE_FAILED, FILE_WARNING
+
+    printed_below = frozenset({FILE_FAILED, FILE_WARNING})
+    with ExitStack() as bars, ctx.store() as store, reported_by_command(printed_below):
         summary = services.worker(store).sync_user(
             user_name,
             branch=branch or services.settings.article_branch,

@@ -37,6 +37,9 @@ BATCH_MAX_BYTES = 4 * 1024 * 1024
 # articles (about 115 MB) is then about 15 transactions, each committed and kept whatever comes after.
 TRANSACTION_MAX_ARTICLES = 1000
 TRANSACTION_MAX_BYTES = 8 * 1024 * 1024
+# Articles archived per transaction: TiDB rewrites the whole row (its text too) to set a flag, so a
+# delete of most of a large blog is split like a first sync of it.
+ARCHIVE_MAX_ARTICLES = 1000
 
 
 def article_bytes(article: Any) -> int:

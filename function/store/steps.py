@@ -8,6 +8,11 @@ retryable (a dropped connection) stays retryable.
 
 from __future__ import annotations
 
+import sqlite3
+from typing import Any
+
+import pymysql
+
 from function.store.driver_errors import error_chain
 
 _ATTRIBUTE = "store_step"
@@ -26,3 +31,19 @@ def step_of(exc: BaseException) -> str | None:
         if isinstance(step, str):
             return step
     return None
+
+
+def cause(exc: BaseException) -> str:
+    """The database's own words, short: ``injected failure (error 1644)``, ``parser stack overflow``."""
+    for err in error_chain(exc):
+        args: tuple[Any, ...] = getattr(err, "args", ())
+        if isinstance(err, pymysql.err.MySQLError) and len(args) >= 2 and isinstance(args[0], int):
+            return f"{_first_line(str(args[1]))} (error {args[0]})"
+        if isinstance(err, sqlite3.Error):
+            return _first_line(str(err)) or type(err).__name__
+    return _first_line(str(exc)) or type(exc).__name__
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return (lines[0] if lines else text)[:300]

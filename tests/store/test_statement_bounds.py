@@ -7,13 +7,14 @@ import sqlite3
 
 import pytest
 
+from function.articles.parsed import ParsedArticle
 from function.store.bounds import MAX_TERMS, StatementLimits, groups, limits_of, sqlite_limits
 from function.store.facade import PeeweeStore
 from tests.kit.builders import T0, article, at
 from tests.kit.statements import count_statements
 
 
-def own_tag_sets(count: int, *, version: int = 0, body: str = "Hello."):  # type: ignore[no-untyped-def]
+def own_tag_sets(count: int, *, version: int = 0, body: str = "Hello.") -> list[ParsedArticle]:
     """``count`` articles, each with a tag set of its own (ten tags): the shape of a real Zenn blog
     that overflowed SQLite's parser when every tag set was one more nested OR term."""
     return [

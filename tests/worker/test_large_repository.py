@@ -11,8 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from function.sources.folder import DirectorySource
 from function.store.backends import open_database
 from function.store.connection import connection
@@ -103,7 +101,7 @@ def test_5000_articles_through_github(make_blog: Callable[..., Blog]) -> None:
         return {a["slug"]: tuple(sorted(a["tags"])) for a in blog.articles(limit="100")}
 
     # First sync (one push delivery)
-    blog.github.set_files(repository(0))  # type: ignore[arg-type]
+    blog.github.set_files(repository(0))
     answer = blog.push(delivery="first")
     assert answer.status_code == 200, answer.get_json()
     assert (answer.get_json()["succeeded"], answer.get_json()["failed"]) == (ARTICLES, 0)

@@ -18,7 +18,7 @@ from tests.kit.blog_fixtures import USER, Blog, article
 from tests.kit.cli import run_cli
 
 ARTICLES = 1500  # two chunks of changed files (1,000 each)
-FAILING = "post-01250"  # in the second chunk
+FAILING = "post-01250"  # in the second chunk (the triggers below name it)
 
 
 def repository() -> dict[str, bytes]:
@@ -28,18 +28,18 @@ def repository() -> dict[str, bytes]:
     }
 
 
-def fail_tag_pairs_of(db: peewee.Database, slug: str) -> None:
-    """Make the database refuse the tag pairs of one article, as a broken statement would."""
+def fail_tag_pairs_of_the_failing_article(db: peewee.Database) -> None:
+    """Make the database refuse the tag pairs of ``FAILING``, as a broken statement would."""
     if is_mysql(db):
         db.execute_sql(
             "CREATE TRIGGER fault_pairs BEFORE INSERT ON article_tags FOR EACH ROW "
-            f"IF (SELECT slug FROM articles WHERE id = NEW.article_id) = '{slug}' THEN "
+            "IF (SELECT slug FROM articles WHERE id = NEW.article_id) = 'post-01250' THEN "
             "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF"
         )
     else:
         db.execute_sql(
             "CREATE TRIGGER fault_pairs BEFORE INSERT ON article_tags "
-            f"WHEN (SELECT slug FROM articles WHERE id = NEW.article_id) = '{slug}' "
+            "WHEN (SELECT slug FROM articles WHERE id = NEW.article_id) = 'post-01250' "
             "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
         )
 
@@ -71,7 +71,7 @@ def test_the_cli_names_the_step_the_chunk_and_what_is_served(db_url: str, tmp_pa
     assert run_cli("users", "add", "--name", USER, "--email", "a@example.com", env=env).exit_code == 0
     db = open_database(db_url)
     with connection(db):
-        fail_tag_pairs_of(db, FAILING)
+        fail_tag_pairs_of_the_failing_article(db)
 
     result = run_cli("sync", "--user", USER, env=env)
 
@@ -87,9 +87,9 @@ def test_the_delivery_record_names_the_step_the_chunk_and_what_is_served(
     make_blog: Callable[..., Blog],
 ) -> None:
     blog = make_blog()
-    blog.github.set_files(repository())  # type: ignore[arg-type]
+    blog.github.set_files(repository())
     with blog.store() as store:
-        fail_tag_pairs_of(store.db, FAILING)
+        fail_tag_pairs_of_the_failing_article(store.db)
 
     answer = blog.push(delivery="d-fault")
 

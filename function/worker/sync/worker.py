@@ -32,6 +32,7 @@ from function.worker.sync.reading import Chunk, ChunkReader
 from function.worker.sync.records import DeliveryRecorder
 from function.worker.sync.replay import Replays, follows, same_name
 from function.worker.sync.summary import SyncSummary
+from function.worker.sync.write_failures import failure_text, worded_before_writes
 from function.worker.sync.writing import ArticleWriter
 
 log = logging.getLogger(__name__)
@@ -148,7 +149,10 @@ class Worker:
         raise UnknownInstallation(push.installation_id)
 
     def _load_known(self, user_id: int) -> Known:
-        return Known(self._store.load_index(user_id), self._store.load_failures(user_id))
+        try:
+            return Known(self._store.load_index(user_id), self._store.load_failures(user_id))
+        except Exception as exc:
+            raise worded_before_writes(exc, "reading the stored articles") from exc
 
     def _read_when_indexed(
         self, repo: RepoRef, index_loaded: Future[Known], deadline: Deadline
@@ -177,7 +181,7 @@ class Worker:
             plan, first = reading.result()
             summary = self._chunked.run(user.id, repo_of(push), plan, known, deadline, first=first)
         except Exception as exc:
-            self._recorder.finish_failed(delivery, f"{type(exc).__name__}: {exc}"[:2000])
+            self._recorder.finish_failed(delivery, failure_text(exc)[:2000])
             raise
         self._recorder.finish(delivery, summary)
         return summary
