@@ -23,8 +23,6 @@ from function.store.batching import (
     KEY_CHUNK_SIZE,
     StatementQueue,
     batched_transaction,
-    upsert_chunks,
-    upsert_many,
     upsert_queries,
 )
 from function.store.bounds import groups, limits_of, row_bytes, value_bytes
@@ -219,16 +217,13 @@ class ReconcileQueries(StoreBase):
             None if index is None else {slug: _Existing.of(index[slug]) for slug in slugs if slug in index}
         )
         plan = _Plan(user_id, articles, known or {}, now)
-        one_statement = (
-            known is not None
-            and not plan.retag
-            and not to_archive
-            and len(upsert_chunks(self._db, plan.rows)) <= 1
-        )
-        if one_statement:
+        # Built once from the index's plan; rebuilt below only when the rows are read under lock.
+        upserts = self._article_upserts(plan.rows) if known is not None else []
+        if known is not None and not plan.retag and not to_archive and len(upserts) <= 1:
             # A single statement is atomic by itself: no BEGIN/COMMIT for the server to run.
             try:
-                self._upsert_articles(plan.rows)
+                for query in upserts:
+                    query.execute()
             except Exception as exc:
                 note_step(exc, "writing articles")
                 raise
@@ -239,13 +234,8 @@ class ReconcileQueries(StoreBase):
             with batched_transaction(self._db) as tx:
                 if known is None:
                     plan = _Plan(user_id, articles, self._lock_existing(tx, user_id, slugs), now)
-                for query in upsert_queries(
-                    self._db,
-                    Article,
-                    plan.rows,
-                    conflict_target=[Article.user, Article.slug],
-                    preserve=_UPSERT_PRESERVE,
-                ):
+                    upserts = self._article_upserts(plan.rows)
+                for query in upserts:
                     tx.add(query, "writing articles")
                 if plan.retag:
                     self._queue_tag_rewrite(tx, user_id, plan.retag, plan.existing)
@@ -268,8 +258,8 @@ class ReconcileQueries(StoreBase):
         hidden = [s for s in to_archive if index is None or (s in index and _served_before(index[s], now))]
         return plan.result(archived=archived, hidden=hidden if archived else ())
 
-    def _upsert_articles(self, rows: list[dict[str, Any]]) -> None:
-        upsert_many(
+    def _article_upserts(self, rows: list[dict[str, Any]]) -> list[Any]:
+        return upsert_queries(
             self._db,
             Article,
             rows,

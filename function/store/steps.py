@@ -11,8 +11,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import peewee
 import pymysql
 
+from function.errors import DatabaseUnavailable
 from function.store.driver_errors import error_chain
 
 _ATTRIBUTE = "store_step"
@@ -47,3 +49,11 @@ def cause(exc: BaseException) -> str:
 def _first_line(text: str) -> str:
     lines = [line for line in text.splitlines() if line.strip()]
     return (lines[0] if lines else text)[:300]
+
+
+def is_store_error(exc: BaseException) -> bool:
+    """True when ``exc`` came from the database (a driver's, Peewee's or the store's own error), not
+    from a bug or an interruption in the caller's code."""
+    return step_of(exc) is not None or isinstance(
+        exc, DatabaseUnavailable | peewee.PeeweeException | pymysql.err.Error | sqlite3.Error
+    )

@@ -22,6 +22,7 @@ from function.errors import ConfigError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, RepoRef
 from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
 from function.store.records import UserRecord
+from function.store.steps import is_store_error
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.budget import COMMIT_MARGIN_S, READ_CHUNK_BYTES, READ_CHUNK_FILES
@@ -152,6 +153,8 @@ class Worker:
         try:
             return Known(self._store.load_index(user_id), self._store.load_failures(user_id))
         except Exception as exc:
+            if not is_store_error(exc):
+                raise
             raise worded_before_writes(exc, "reading the stored articles") from exc
 
     def _read_when_indexed(

@@ -15,6 +15,7 @@ from function.store.batching import (
 )
 from function.store.bounds import groups
 from function.store.records import RememberedFailure, StoredArticle
+from function.store.steps import is_store_error
 from function.worker.changes import ReaderChanges
 from function.worker.sync.plan import Known
 from function.worker.sync.ports import ArticleWrites
@@ -75,6 +76,8 @@ class ArticleWriter:
             try:
                 result = self._store.apply(user_id, batch, archiving, self._clock(), index=index)
             except Exception as exc:
+                if not is_store_error(exc):
+                    raise
                 raise worded(exc, here) from exc
             committed += len(batch)
             written += result.written
@@ -104,4 +107,6 @@ class ArticleWriter:
             try:
                 self._store.remember_failures(user_id, new, forget)
             except Exception as exc:
+                if not is_store_error(exc):
+                    raise
                 raise worded_after_commits(exc, "remembering failed files", committed) from exc
