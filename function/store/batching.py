@@ -55,17 +55,7 @@ def transaction_batches(
 ) -> Iterator[list[Any]]:
     """Consecutive groups of ``articles`` with at most ``max_articles`` and ``max_bytes`` (by
     ``article_bytes``) each; an article bigger than ``max_bytes`` alone is a group of its own."""
-    group: list[Any] = []
-    size = 0
-    for article in articles:
-        cost = article_bytes(article)
-        if group and (len(group) >= max_articles or size + cost > max_bytes):
-            yield group
-            group, size = [], 0
-        group.append(article)
-        size += cost
-    if group:
-        yield group
+    return groups(articles, max_items=max_articles, weights=[(article_bytes, max_bytes)])
 
 
 def write_transaction(db: peewee.Database) -> Any:
@@ -143,6 +133,9 @@ def upsert_chunks(
     )
 
 
+_Pending = tuple[int | None, str, str]  # (result slot or None, SQL, step)
+
+
 class StatementQueue:
     """The statements of one transaction (``batched_transaction``), in order.
 
@@ -154,7 +147,7 @@ class StatementQueue:
     def __init__(self, db: peewee.Database) -> None:
         self._db = db
         self._mysql = db if isinstance(db, MySQLDatabase) else None
-        self._pending: list[tuple[int | None, str, str]] = []  # (result slot or None, SQL, step)
+        self._pending: list[_Pending] = []
         self._results: list[StatementResult | None] = []
         self.sent = False  # something reached the server: a failure must roll back
 
@@ -221,18 +214,13 @@ class StatementQueue:
         self._pending = []
 
 
-def _packed(pending: Sequence[tuple[int | None, str, str]]) -> Iterator[list[tuple[int | None, str, str]]]:
-    group: list[tuple[int | None, str, str]] = []
-    size = 0
-    for item in pending:
-        length = len(item[1].encode())
-        if group and size + length > BATCH_MAX_BYTES:
-            yield group
-            group, size = [], 0
-        group.append(item)
-        size += length
-    if group:
-        yield group
+def _packed(pending: Sequence[_Pending]) -> Iterator[list[_Pending]]:
+    """The queued statements in round trips of at most ``BATCH_MAX_BYTES`` (one bigger goes alone)."""
+    return groups(pending, max_items=len(pending), weights=[(_sql_bytes, BATCH_MAX_BYTES)])
+
+
+def _sql_bytes(item: _Pending) -> int:
+    return len(item[1].encode())
 
 
 @contextlib.contextmanager
@@ -265,9 +253,3 @@ def _rollback_quietly(db: peewee.Database) -> None:
     except (peewee.PeeweeException, pymysql.err.Error, OSError) as exc:
         # The connection is gone: the server rolled the transaction back when it lost it.
         log.debug("ROLLBACK after a failed transaction failed", extra={"error": str(exc)})
-
-
-def chunked(items: Sequence[Any], size: int = CHUNK_SIZE) -> Iterator[Sequence[Any]]:
-    """Consecutive slices of at most ``size`` items."""
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
