@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
-import operator
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import peewee
 from peewee import fn
 
 from function.articles.parsed import ParsedArticle
@@ -25,12 +22,10 @@ from function.store.batching import (
     batched_transaction,
     upsert_queries,
 )
-from function.store.bounds import groups, limits_of, row_bytes, value_bytes
+from function.store.bounds import groups, limits_of
 from function.store.models import (
     Article,
-    ArticleTag,
     FailedFile,
-    Tag,
     to_naive_utc,
 )
 from function.store.records import (
@@ -39,6 +34,7 @@ from function.store.records import (
     StoredArticle,
 )
 from function.store.steps import note_step
+from function.store.tag_rewrite import queue_tag_rewrite
 
 log = logging.getLogger(__name__)
 
@@ -297,78 +293,9 @@ class ReconcileQueries(StoreBase):
         changed: Sequence[ParsedArticle],
         existing: dict[str, _Existing],
     ) -> None:
-        """Make the changed articles' tags exactly their given tags, in statements that need no answer
-        from the server first (new articles' ids and new tags' ids are looked up by the INSERT ... SELECT
-        itself), so they travel with the rest of the transaction.
-
-        Every statement stays inside the database's limits (``function.store.bounds``): keys per
-        ``IN`` list and rows per INSERT by host parameters and bytes, and the pairs' conditions (one
-        per tag set: articles with the same tags share one) at most ``terms`` SELECTs per statement,
-        joined by UNION ALL, so a repository where nearly every article has a tag set of its own costs
-        a few more statements, not a parser stack overflow."""
-        db = self._db
-        limits = limits_of(db)
+        """Make the changed articles' tags exactly their given tags (``function.store.tag_rewrite``)."""
         stale = [existing[a.slug].id for a in changed if a.slug in existing]  # new rows have no tags yet
-        for chunk in groups(stale, max_items=min(limits.keys(reserved=0), KEY_CHUNK_SIZE)):
-            tx.add(ArticleTag.delete().where(ArticleTag.article.in_(chunk)).bind(db), "removing old tags")
-
-        paths = sorted({tag for a in changed for tag in a.tags})
-        if not paths:
-            return
-        tag_rows = [{"path": p} for p in paths]
-        for rows in groups(
-            tag_rows,
-            max_items=min(limits.rows(1), KEY_CHUNK_SIZE),
-            weights=[(row_bytes, limits.statement_bytes)],
-        ):
-            tx.add(Tag.insert_many(rows).on_conflict_ignore().bind(db), "writing tags")
-        by_tag_set: dict[tuple[str, ...], list[str]] = {}
-        for article in changed:
-            if article.tags:
-                by_tag_set.setdefault(tuple(sorted(set(article.tags))), []).append(article.slug)
-        terms = list(_pair_terms(by_tag_set, limits.keys(reserved=1)))
-        for group in groups(
-            terms,
-            max_items=limits.terms,
-            weights=[(_term_keys, limits.parameters), (_term_bytes, limits.statement_bytes)],
-        ):
-            # One SELECT per tag set, each exact and driven by the slug and path indexes (an OR of
-            # them in one WHERE defeats the indexes on MySQL and nests in SQLite's parser).
-            pairs = functools.reduce(
-                operator.add,  # UNION ALL: the tag sets' slugs are disjoint, so no pair comes twice
-                [
-                    Article.select(Article.id, Tag.id)
-                    .join(Tag, peewee.JOIN.CROSS)
-                    .where(Article.user == user_id, Article.slug.in_(slugs), Tag.path.in_(tags))
-                    for tags, slugs in group
-                ],
-            )
-            tx.add(
-                ArticleTag.insert_from(pairs, fields=[ArticleTag.article, ArticleTag.tag]).bind(db),
-                "writing tags",
-            )
-
-
-_Term = tuple[list[str], list[str]]  # (tag paths, slugs): every pair of them is wanted
-
-
-def _pair_terms(by_tag_set: Mapping[tuple[str, ...], list[str]], max_keys: int) -> Iterator[_Term]:
-    """One condition per tag set, split so that none holds more than ``max_keys`` keys (tags and
-    slugs together): a tag set shared by more articles than that is split by its slugs, and one with
-    more tags than that (a low parameter limit) by its tags too."""
-    for tags, slugs in by_tag_set.items():
-        tag_share = max(min(len(tags), max_keys // 2), 1)
-        for tag_chunk in groups(tags, max_items=tag_share):
-            for slug_chunk in groups(slugs, max_items=max(max_keys - len(tag_chunk), 1)):
-                yield tag_chunk, slug_chunk
-
-
-def _term_keys(term: _Term) -> int:
-    return len(term[0]) + len(term[1]) + 1  # and the user id
-
-
-def _term_bytes(term: _Term) -> int:
-    return sum(value_bytes(key) for keys in term for key in keys)
+        queue_tag_rewrite(self._db, tx, user_id, changed, stale)
 
 
 @dataclass(frozen=True)
