@@ -18,6 +18,7 @@ from function.store.facade import PeeweeStore
 from function.store.models import create_tables
 from function.worker.sync import Worker
 from tests.kit.blog_fixtures import USER, Blog, article
+from tests.kit.statements import count_statements
 
 ARTICLES = 5000
 TAGS = 10
@@ -45,6 +46,20 @@ def served_by_store(db: Any) -> dict[str, tuple[str, ...]]:
         articles = PeeweeStore(db).published_articles(USER)
     assert articles is not None
     return {a.slug: tuple(sorted(a.tags)) for a in articles}
+
+
+def statements_per_transaction(statements: list[str]) -> list[int]:
+    counts: list[int] = []
+    inside = None
+    for statement in statements:
+        if statement.startswith("BEGIN"):
+            inside = 0
+        elif statement == "COMMIT" and inside is not None:
+            counts.append(inside)
+            inside = None
+        elif inside is not None:
+            inside += 1
+    return counts
 
 
 def write_folder(root: Path, files: dict[str, bytes | None]) -> None:
@@ -77,9 +92,12 @@ def test_5000_articles_from_a_folder(db_url: str, tmp_path: Path) -> None:
 
     # A change of every tag set
     write_folder(root, repository(1))  # type: ignore[arg-type]
-    retagged = sync()
+    with count_statements(db) as seen:
+        retagged = sync()
     assert (retagged.written, retagged.failed) == (ARTICLES, 0)
     assert served_by_store(db) == expected(1, range(ARTICLES))
+    # ... in transactions of a few dozen statements (TiDB refuses more than 5,000 in one)
+    assert max(statements_per_transaction(seen.statements)) <= 60
 
     # Most articles deleted: archived, no longer served
     write_folder(root, {f"articles/post-{n:05}.md": None for n in range(KEPT, ARTICLES)})

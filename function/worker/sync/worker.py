@@ -20,7 +20,7 @@ from typing import NoReturn
 from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import ConfigError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, RepoRef
-from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
+from function.store.batching import ARCHIVE_MAX_ARTICLES, TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
 from function.store.records import UserRecord
 from function.store.steps import is_store_error
 from function.webhooks.envelope import PushRef
@@ -67,6 +67,7 @@ class Worker:
         lock_timeout_s: float = 25.0,
         batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
         batch_max_bytes: int = TRANSACTION_MAX_BYTES,
+        archive_max_articles: int = ARCHIVE_MAX_ARTICLES,
         chunk_max_files: int = READ_CHUNK_FILES,
         chunk_max_bytes: int = READ_CHUNK_BYTES,
         commit_margin_s: float = COMMIT_MARGIN_S,
@@ -86,7 +87,11 @@ class Worker:
             asset_base_url=asset_base_url,
         )
         writer = ArticleWriter(
-            store, clock, batch_max_articles=batch_max_articles, batch_max_bytes=batch_max_bytes
+            store,
+            clock,
+            batch_max_articles=batch_max_articles,
+            batch_max_bytes=batch_max_bytes,
+            archive_max_articles=archive_max_articles,
         )
         self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s)
         self._recorder = DeliveryRecorder(store, clock)

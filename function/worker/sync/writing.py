@@ -35,11 +35,13 @@ class ArticleWriter:
         *,
         batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
         batch_max_bytes: int = TRANSACTION_MAX_BYTES,
+        archive_max_articles: int = ARCHIVE_MAX_ARTICLES,
     ) -> None:
         self._store = store
         self._clock = clock
         self._batch_max_articles = batch_max_articles
         self._batch_max_bytes = batch_max_bytes
+        self._archive_max_articles = archive_max_articles
 
     def apply(
         self,
@@ -61,7 +63,7 @@ class ArticleWriter:
         transaction) it failed in and what this sync committed before it."""
         batches = list(transaction_batches(parsed, self._batch_max_articles, self._batch_max_bytes))
         # TiDB rewrites a whole row to archive it: a mass delete of long articles is bounded like a sync.
-        gone = list(groups(archive, max_items=ARCHIVE_MAX_ARTICLES))
+        gone = list(groups(archive, max_items=self._archive_max_articles))
         work: list[tuple[Sequence[ParsedArticle], Sequence[str]]] = [(batch, []) for batch in batches]
         if not work:
             work = [([], [])]
