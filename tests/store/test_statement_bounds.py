@@ -10,6 +10,7 @@ import pytest
 from function.articles.parsed import ParsedArticle
 from function.store.bounds import MAX_TERMS, StatementLimits, groups, limits_of, sqlite_limits
 from function.store.facade import PeeweeStore
+from function.store.records import RememberedFailure
 from tests.kit.builders import T0, article, at
 from tests.kit.statements import count_statements
 
@@ -60,14 +61,24 @@ def test_chunking_follows_the_parameter_limit_sqlite_reports(sqlite_url: str) ->
         raw.setlimit(sqlite3.SQLITE_LIMIT_COMPOUND_SELECT, 3)
         assert limits_of(db) == StatementLimits(parameters=40, terms=3)
 
-        # WHEN 300 articles with tag sets of their own are written, retagged, half archived, read
+        # WHEN 300 articles with tag sets of their own are written, retagged, half archived, read,
         with count_statements(db) as seen:
             store.apply(user.id, own_tag_sets(300), [], T0)
             store.apply(user.id, own_tag_sets(150, version=1, body="edited"), [], at(1))
             result = store.apply(user.id, [], [f"a{i:05}" for i in range(150, 300)], at(2))
             served = store.published_articles("alice") or []
 
+            # ... and 300 files that failed to parse are remembered, then 250 of them forgotten
+            failures = [
+                RememberedFailure(f"b{i:05}", f"articles/b{i:05}.md", f"{i:040x}", "broken")
+                for i in range(300)
+            ]
+            store.remember_failures(user.id, failures, [])
+            store.remember_failures(user.id, [], [f"b{i:05}" for i in range(250)])
+            remembered = store.load_failures(user.id)
+
         # THEN it all worked, every statement within the limits read
+        assert sorted(remembered) == [f"b{i:05}" for i in range(250, 300)]
         assert result.archived == 150
         assert {a.slug: a.tags for a in served} == {
             a.slug: a.tags for a in own_tag_sets(150, version=1, body="edited")
