@@ -7,6 +7,7 @@ non-zero exit.
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry: runs the CLI and turns expected failures into one line and exit 1."""
     context = Context()
     # On a terminal, a log line is words with its fields, never a bare message (the function logs JSON).
-    configure_text_logging()
+    handler = configure_text_logging()
     try:
         cli.main(args=argv, prog_name="blog-api", standalone_mode=False, obj=context)
     except click.exceptions.Abort:
@@ -81,6 +82,10 @@ def main(argv: list[str] | None = None) -> None:
     except _expected_errors() as exc:
         click.echo(f"error: {describe(exc, _target_of(context))}", err=True)
         sys.exit(1)
+    finally:
+        # The stream is the command's stderr: nothing after the command (in-process callers, tests)
+        # writes to it.
+        logging.getLogger().removeHandler(handler)
 
 
 def _target_of(context: Context) -> DatabaseTarget | None:
