@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 from urllib.parse import parse_qs
 
 from function.errors import BadRequest
-from function.webhooks.envelope import PushRef, is_installation_id
+from function.webhooks.envelope import Envelope, PushRef, is_installation_id
 
 FORM = "application/x-www-form-urlencoded"
 
 
-def decode_payload(body: bytes, content_type: str | None = None) -> Any:
+def decode_payload(body: bytes, content_type: str | None = None) -> object:
     """The delivery's JSON, from either of GitHub's content types.
 
     Form deliveries carry the JSON in a ``payload=`` field. When the content type is unknown (an
@@ -40,11 +39,11 @@ class Skip:
     reason: str
 
 
-def _field(obj: Any, key: str) -> Any:
+def _field(obj: object, key: str) -> object:
     return obj.get(key) if isinstance(obj, dict) else None
 
 
-def classify_push(payload: Any, tracked_branch: str | None) -> PushRef | Skip:
+def classify_push(payload: object, tracked_branch: str | None) -> PushRef | Skip:
     """Decide whether a push delivery should sync articles.
 
     Tags, branch deletions and other branches are skipped (200). A push whose shape is wrong for a
@@ -94,3 +93,15 @@ class DeliveryInfo:
     delivery_id: str
     event: str
     received_at: datetime
+
+
+def push_of_envelope(env: Envelope, tracked_branch: str | None) -> PushRef | Skip:
+    """The push a verified envelope carries, decided once: a compact envelope names it (the accept path
+    classified it and signed the result); a standard one carries GitHub's signed body, classified here
+    as the accept path did (the worker trusts nothing of the envelope that is not signed). Any other
+    event is a Skip."""
+    if env.event != "push":
+        return Skip(f"event {env.event!r} is not handled")
+    if env.push is not None:
+        return env.push
+    return classify_push(decode_payload(env.body or b""), tracked_branch)
