@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import parse_qs, quote, urlsplit
 
 from markdown_it.common.utils import escapeHtml
@@ -41,6 +42,43 @@ IFRAME_SOURCES: dict[str, re.Pattern[str]] = {
 }
 
 MAX_EMBED_ARG_CHARS = 2048
+
+
+@dataclass(frozen=True)
+class IframePolicy:
+    """What an embed's iframe may do, fixed per host (the sanitizer drops the author's own values)."""
+
+    allow: str
+    sandbox: str
+    referrerpolicy: str = "strict-origin-when-cross-origin"
+
+
+_PLAYER = "allow-scripts allow-same-origin allow-popups allow-presentation"
+_PLAYGROUND = "allow-scripts allow-same-origin allow-popups allow-forms allow-modals"
+IFRAME_POLICIES: dict[str, IframePolicy] = {
+    "www.youtube-nocookie.com": IframePolicy(
+        "accelerometer; clipboard-write; encrypted-media; gyroscope; picture-in-picture; fullscreen", _PLAYER
+    ),
+    "platform.twitter.com": IframePolicy("", "allow-scripts allow-same-origin allow-popups"),
+    "speakerdeck.com": IframePolicy("encrypted-media; fullscreen", _PLAYER),
+    "www.slideshare.net": IframePolicy("fullscreen", _PLAYER),
+    # No camera, microphone, geolocation, payment or USB for code playgrounds, whatever the author asks.
+    "codepen.io": IframePolicy("clipboard-write", _PLAYGROUND),
+    "codesandbox.io": IframePolicy("clipboard-write", _PLAYGROUND),
+    "stackblitz.com": IframePolicy("clipboard-write", _PLAYGROUND),
+    "embed.figma.com": IframePolicy(
+        "clipboard-write; fullscreen", "allow-scripts allow-same-origin allow-popups"
+    ),
+}
+# An iframe whose src was dropped (not an embed form) is kept inert.
+NO_EMBED_POLICY = IframePolicy("", "", "no-referrer")
+
+
+def iframe_policy(src: str | None) -> IframePolicy:
+    """The fixed policy for an iframe showing ``src`` (already checked by ``is_allowed_iframe_src``)."""
+    if not src or not is_allowed_iframe_src(src):
+        return NO_EMBED_POLICY
+    return IFRAME_POLICIES[urlsplit(src).hostname or ""]
 
 
 def is_allowed_iframe_src(src: str) -> bool:
@@ -101,21 +139,19 @@ _FIGMA = re.compile(
 )
 
 
-def _iframe(service: str, src: str, extra: str = "") -> str:
+def _iframe(service: str, src: str) -> str:
+    # allow/sandbox/referrerpolicy are added by the sanitizer from IFRAME_POLICIES, for every iframe.
     assert is_allowed_iframe_src(src), src  # the generators and the allowlist must agree
     return (
-        f'<span class="embed-block embed-{service}"><iframe src="{escapeHtml(src)}"{extra}'
+        f'<span class="embed-block embed-{service}"><iframe src="{escapeHtml(src)}"'
         ' loading="lazy" allowfullscreen></iframe></span>'
     )
 
 
 def _youtube(arg: str) -> str | None:
     if _YOUTUBE_ID.fullmatch(arg):
-        return _iframe("youtube", f"https://www.youtube-nocookie.com/embed/{arg}", _YOUTUBE_ALLOW)
+        return _iframe("youtube", f"https://www.youtube-nocookie.com/embed/{arg}")
     return _youtube_from_url(arg)
-
-
-_YOUTUBE_ALLOW = ' allow="accelerometer; clipboard-write; encrypted-media; gyroscope; picture-in-picture"'
 
 
 def _youtube_from_url(url: str) -> str | None:
@@ -136,7 +172,7 @@ def _youtube_from_url(url: str) -> str | None:
         return None
     start = (query.get("t") or [""])[0].removesuffix("s")
     suffix = f"?start={min(int(start), 48 * 3600)}" if start.isdigit() and len(start) <= 6 else ""
-    return _iframe("youtube", f"https://www.youtube-nocookie.com/embed/{video}{suffix}", _YOUTUBE_ALLOW)
+    return _iframe("youtube", f"https://www.youtube-nocookie.com/embed/{video}{suffix}")
 
 
 def _tweet(arg: str) -> str | None:

@@ -5,7 +5,7 @@
 * ``![alt](url =WxH)`` (also ``=W x``/``=xH``, digits or ``%``) sets width/height.
 * ``@[service](arg)`` alone on a line is an embed (``embeds.embed_html``).
 * A bare URL alone on its line of a top-level paragraph (not in a list, quote or ``:::message``) is a
-  link card (``embeds.card_html``).
+  link card (``embeds.card_html``); the line breaks next to it are hidden (``<br style="display: none">``).
 """
 
 from __future__ import annotations
@@ -76,12 +76,22 @@ def _cards(children: list[Token]) -> list[Token]:
             and children[i + 2].type == "link_close"
         ):
             href = str(child.attrGet("href") or "")
+            # The line breaks around a card would add space under and over it: Zenn hides them.
+            if out and out[-1].type in _BREAKS:
+                out[-1] = _hidden_break()
             out.append(Token("html_inline", "", 0, content=card_html(href, children[i + 1].content)))
             i += 3
+            if i < len(children) and children[i].type in _BREAKS:
+                out.append(_hidden_break())
+                i += 1
             continue
         out.append(child)
         i += 1
     return out
+
+
+def _hidden_break() -> Token:
+    return Token("html_inline", "br", 0, content='<br style="display: none">\n')
 
 
 # --- inline -------------------------------------------------------------------------------------------
