@@ -33,6 +33,7 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 from function.articles.highlight import Budget, render_fence
 from function.articles.ids import footnote_key, own_id
 from function.articles.limits import check_budget, cpu_budget, defuse, guard_rules
+from function.articles.math_syntax import zenn_inline_math_plugin
 from function.articles.mathml import render_math
 from function.articles.sanitize import repository_images, sanitize
 from function.articles.toc import TocEntry, assign_heading_ids, heading_ids
@@ -97,10 +98,13 @@ def _renderer(allow_raw_html: bool) -> MarkdownIt:
     zenn_syntax_plugin(md)
     footnote_plugin(md)
     tasklists_plugin(md, enabled=False)
-    dollarmath_plugin(md, allow_labels=False, allow_space=False, allow_digits=False, double_inline=True)
+    # Labels: Zenn's equation numbers, "$$a=b$$ (1)" (shown after the formula, never an id).
+    dollarmath_plugin(md, allow_labels=True, allow_space=False, allow_digits=False, double_inline=True)
+    zenn_inline_math_plugin(md)
     md.add_render_rule("math_inline", _render_math_inline)
     md.add_render_rule("math_inline_double", _render_math_display)
     md.add_render_rule("math_block", _render_math_display)
+    md.add_render_rule("math_block_label", _render_math_display)
     container_plugin(md, "message", render=_render_message)
     container_plugin(md, "details", render=_render_details)
     md.add_render_rule("fence", _render_fence)
@@ -153,8 +157,12 @@ def _render_math_display(
     self: RendererProtocol, tokens: Sequence[Token], idx: int, _options: OptionsDict, env: EnvType
 ) -> str:
     marker = env["formulas"].add(tokens[idx].content.strip(), display=True)
-    if tokens[idx].type == "math_inline_double":
+    token = tokens[idx]
+    if token.type == "math_inline_double":
         return f'<div class="math inline">{marker}</div>'
+    if token.type == "math_block_label":
+        number = f'<span class="math-eqno">({escapeHtml(token.info)})</span>'
+        return f'<div class="math block">\n{marker}{number}\n</div>\n'
     return f'<div class="math block">\n{marker}\n</div>\n'
 
 
