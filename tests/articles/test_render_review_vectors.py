@@ -175,3 +175,14 @@ def test_a_heading_never_takes_a_footnotes_id() -> None:
     assert set(targets) == set(ids[2:])  # each footnote link reaches exactly its own element
     key = re.fullmatch(r"fn-([0-9a-f]{4})-1", targets[0])
     assert key and targets[1] == f"fnref-{key[1]}-1"
+
+
+def test_an_authors_raw_math_cannot_carry_html_inside_it() -> None:
+    html = render_markdown(
+        '<math><mi>x</mi><mtext><img src="https://tracker.example/p.gif"><a href="https://e.example/">l</a>'
+        "</mtext></math>",
+        allow_raw_html=True,
+    )
+    found = elements(html)
+    assert [tag for tag, _, in_math in found.elements if in_math] == []
+    assert not any(tag == "math" for tag, _, _ in found.elements), html

@@ -40,7 +40,8 @@ def _check() -> int:
     found = run.differences({n: zenn_prints[n] for n in articles}, run.ours(articles))
     accepted = run.allowlist()
     unlisted = [d for d in found if (d.article, d.feature) not in accepted]
-    print(run.table(run.per_feature(articles, unlisted), len(articles)))
+    shown = run.presence({n: zenn_prints[n] for n in articles})
+    print(run.table(run.per_feature(articles, unlisted), len(articles), shown))
     print(f"{len(found) - len(unlisted)} allowlisted difference(s) (tools/parity/allowlist.toml)")
     for difference in unlisted:
         print("DIFFERS " + difference.describe())
@@ -52,8 +53,9 @@ def _measure(folders: list[Path], show: list[str]) -> int:
     for folder in folders:
         for path in sorted(folder.rglob("*.md")):
             articles[str(path)] = run.body(path.read_text(encoding="utf-8", errors="replace"))
-    found = run.differences(run.zenn(articles), run.ours(articles))
-    print(run.table(run.per_feature(articles, found), len(articles)))
+    zenn_prints = run.zenn(articles)
+    found = run.differences(zenn_prints, run.ours(articles))
+    print(run.table(run.per_feature(articles, found), len(articles), run.presence(zenn_prints)))
     for difference in found:
         if difference.feature in show:
             print(difference.describe())

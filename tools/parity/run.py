@@ -99,9 +99,14 @@ def per_feature(articles: Iterable[str], found: Iterable[Difference]) -> dict[st
     return {f: 100.0 * (len(names) - len(differing[f])) / max(len(names), 1) for f in FEATURES}
 
 
-def table(shares: Mapping[str, float], count: int) -> str:
-    lines = [f"{'feature':<14} at parity ({count} articles)"]
-    lines += [f"{feature:<14} {share:6.1f} %" for feature, share in shares.items()]
+def presence(prints: Mapping[str, Fingerprint]) -> dict[str, int]:
+    """How many articles show each feature at all (in Zenn's rendering)."""
+    return {f: sum(1 for p in prints.values() if p.get(f)) for f in FEATURES}
+
+
+def table(shares: Mapping[str, float], count: int, shown: Mapping[str, int]) -> str:
+    lines = [f"{'feature':<14} {'at parity':>9}  (of {count} articles; how many show the feature)"]
+    lines += [f"{feature:<14} {share:7.1f} %  ({shown[feature]})" for feature, share in shares.items()]
     return "\n".join(lines)
 
 
