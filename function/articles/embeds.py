@@ -35,6 +35,9 @@ IFRAME_SOURCES: dict[str, re.Pattern[str]] = {
     "stackblitz.com": re.compile(
         r"https://stackblitz\.com/(?:edit|github)/[A-Za-z0-9_.@/-]{1,200}\?embed=1(?:&[\w./=%-]{0,200})*"
     ),
+    "www.docswell.com": re.compile(
+        r"https://www\.docswell\.com/slide/[A-Za-z0-9_-]{1,64}/embed(?:#p\d{1,4})?"
+    ),
     "embed.figma.com": re.compile(
         r"https://embed\.figma\.com/(?:file|proto|design|board|slides|deck)/[0-9A-Za-z]{22,128}"
         r"(?:/[\w.-]{1,200})?\?embed-host=blog-api(?:&[\w.=%-]{0,200})*"
@@ -62,6 +65,7 @@ IFRAME_POLICIES: dict[str, IframePolicy] = {
     "platform.twitter.com": IframePolicy("", "allow-scripts allow-same-origin allow-popups"),
     "speakerdeck.com": IframePolicy("encrypted-media; fullscreen", _PLAYER),
     "www.slideshare.net": IframePolicy("fullscreen", _PLAYER),
+    "www.docswell.com": IframePolicy("fullscreen", _PLAYER),
     # No camera, microphone, geolocation, payment or USB for code playgrounds, whatever the author asks.
     "codepen.io": IframePolicy("clipboard-write", _PLAYGROUND),
     "codesandbox.io": IframePolicy("clipboard-write", _PLAYGROUND),
@@ -128,6 +132,13 @@ _GITHUB = re.compile(
 )
 _CODEPEN = re.compile(
     r"https://codepen\.io/([A-Za-z0-9_-]{1,64})/(?:pen|embed)/([A-Za-z0-9_-]{1,64})/?(?:\?.*)?"
+)
+_DOCSWELL = re.compile(
+    r"https://www\.docswell\.com/s/[A-Za-z0-9_-]{1,64}/(?P<id>[A-Za-z0-9_]{1,64})(?:-[A-Za-z0-9_-]{0,200})?"
+    r"(?:/(?P<page>\d{1,4}))?(?P<hash>#p\d{1,4})?"
+)
+_DOCSWELL_EMBED = re.compile(
+    r"https://www\.docswell\.com/slide/(?P<id>[A-Za-z0-9_-]{1,64})/embed(?P<hash>#p\d{1,4})?"
 )
 _CODESANDBOX = re.compile(r"https://codesandbox\.io/embed/[A-Za-z0-9_.-]{1,128}(?:\?[\w.=&%,+-]{0,256})?")
 _STACKBLITZ = re.compile(
@@ -196,6 +207,15 @@ def _slideshare(arg: str) -> str | None:
     return _iframe("slideshare", f"https://www.slideshare.net/slideshow/embed_code/key/{arg}")
 
 
+def _docswell(arg: str) -> str | None:
+    # Zenn's two forms: a slide's page (/s/USER/ID-title[/N][#pN]) or its embed URL (/slide/ID/embed[#pN]).
+    match = _DOCSWELL.fullmatch(arg) or _DOCSWELL_EMBED.fullmatch(arg)
+    if not match:
+        return None
+    page = match["hash"] or (f"#p{match['page']}" if match.groupdict().get("page") else "")
+    return _iframe("docswell", f"https://www.docswell.com/slide/{match['id']}/embed{page}")
+
+
 def _codepen(arg: str) -> str | None:
     match = _CODEPEN.fullmatch(arg)
     if not match:
@@ -253,6 +273,7 @@ _EMBEDS: dict[str, Callable[[str], str | None]] = {
     "github": _card_if(_GITHUB),
     "speakerdeck": _speakerdeck,
     "slideshare": _slideshare,
+    "docswell": _docswell,
     "codepen": _codepen,
     "codesandbox": _codesandbox,
     "stackblitz": _stackblitz,

@@ -55,7 +55,8 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "br": {"style"},
     **{f"h{level}": {"id"} for level in range(1, 7)},
 }
-URL_SCHEMES = frozenset({"http", "https", "mailto", "data"})
+# tel: and ftp: as Zenn keeps them (sanitize-html's defaults); none of them runs script.
+URL_SCHEMES = frozenset({"http", "https", "mailto", "tel", "ftp", "data"})
 _DATA_IMAGE = re.compile(r"data:image/(?:png|gif|jpeg|webp)[;,]", re.IGNORECASE)
 _REPO_IMAGE = re.compile(r"/?images/")
 _C0_OR_SPACE = "".join(map(chr, range(0x21)))

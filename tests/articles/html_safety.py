@@ -49,6 +49,7 @@ IFRAME_HOSTS = {
     "codesandbox.io",
     "stackblitz.com",
     "embed.figma.com",
+    "www.docswell.com",
 }
 
 

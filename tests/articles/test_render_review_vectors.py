@@ -134,6 +134,7 @@ def test_an_iframe_that_is_not_an_embed_is_fully_sandboxed() -> None:
         "@[slideshare](ryFpmiY9yvqapP)",
         "@[figma](https://www.figma.com/file/LKQ4FJ4bTnCSjedbRpk931/Sample-File)",
         "@[tweet](https://twitter.com/jack/status/20)",
+        "@[docswell](https://www.docswell.com/s/ku-suke/LK7J5V-hello-docswell)",
     ],
 )
 def test_every_embed_is_sandboxed_with_its_hosts_policy(embed: str) -> None:

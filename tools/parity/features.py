@@ -44,6 +44,7 @@ Fingerprint = dict[str, list[str]]
 
 _VOID = {"br", "img", "input", "hr", "wbr", "meta", "link", "source", "col", "area", "base", "embed"}
 _CARD_KINDS = {"card", "github", "gist"}
+_FOOTNOTE_HREF = re.compile(r"^#(fn|fnref)-[0-9a-f]{4}-")
 MATH_MARK = "⟨math⟩"
 CARD_MARK = "⟨card⟩"
 EMBED_MARK = "⟨embed⟩"
@@ -70,6 +71,13 @@ class _TreeBuilder(HTMLParser):
         self.stack = [self.root]
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            # A link inside a link (a footnote reference in a link's text): browsers close the outer one
+            # and what is open inside it first (HTML's adoption agency, when nothing inside is a block).
+            for depth in range(len(self.stack) - 1, 0, -1):
+                if self.stack[depth].tag == "a":
+                    del self.stack[depth:]
+                    break
         node = Node(tag, {k: v or "" for k, v in attrs})
         self.stack[-1].children.append(node)
         if tag not in _VOID:
@@ -147,7 +155,9 @@ class _Reader:
                     self.found["paragraphs"].append(text)
                     self.found["line_breaks"].append(str(self.breaks(child)))
             elif tag == "a" and "footnote-ref" not in child.classes:
-                self.found["links"].append(f"{child.attrs.get('href', '')} {words(self.text(child))}")
+                # A footnote's key is Zenn's random docId or ours: the same place either way.
+                href = _FOOTNOTE_HREF.sub(r"#\1-KEY-", child.attrs.get("href", ""))
+                self.found["links"].append(f"{href} {words(self.text(child))}")
             elif tag == "img":
                 a = child.attrs
                 size = f"w={a.get('width', '')} h={a.get('height', '')}"
@@ -157,7 +167,7 @@ class _Reader:
             elif tag == "li" and "footnote-item" in child.classes:
                 self.found["footnotes"].append(f"note {words(self.text(child))}")
             elif tag == "li":
-                self.found["list_items"].append(words(self.text(child)))
+                self.found["list_items"].append(f"{self._marker(node, child)} {words(self.text(child))}")
                 box = next((n for n in self.elements(child, depth=2) if n.tag == "input"), None)
                 if box is not None:
                     self.found["task_boxes"].append("x" if "checked" in box.attrs else " ")
@@ -238,8 +248,20 @@ class _Reader:
         rows = []
         for row in (n for n in self.elements(node) if n.tag == "tr"):
             cells = [n for n in row.children if isinstance(n, Node) and n.tag in ("td", "th")]
-            rows.append(" | ".join(words(self.text(cell)) for cell in cells))
+            rows.append(" | ".join(self._align(cell) + words(self.text(cell)) for cell in cells))
         return " / ".join(rows)
+
+    def _marker(self, parent: Node, item: Node) -> str:
+        """What a reader sees before the item: its number in an <ol> (from ``start``), else a bullet."""
+        if parent.tag != "ol":
+            return "-"
+        start = parent.attrs.get("start", "1")
+        items = [n for n in parent.children if isinstance(n, Node) and n.tag == "li"]
+        return f"{int(start) + items.index(item) if start.isdigit() else start}."
+
+    def _align(self, cell: Node) -> str:
+        match = re.search(r"text-align:\s*(\w+)", cell.attrs.get("style", ""))
+        return f"<{match[1]}> " if match else ""
 
     def breaks(self, node: Node) -> int:
         count = 0
