@@ -63,7 +63,10 @@ _C0_OR_SPACE = "".join(map(chr, range(0x21)))
 _TAB_NEWLINE = re.compile(r"[\t\n\r]")
 _TEXT_ALIGN = re.compile(r"\s*text-align\s*:\s*(left|right|center|start|end|justify)\s*;?\s*", re.IGNORECASE)
 _HIDDEN = re.compile(r"\s*display\s*:\s*none\s*;?\s*", re.IGNORECASE)
-_IFRAME_TAG = re.compile(r'<iframe\b((?:[^>"]|"[^"]*")*)>')
+# The sanitizer's output, token by token: a tag (quoted values, no '"' inside) or text. nh3 escapes '<'
+# in text and in values; reading whole tokens from the start keeps that true even if it did not.
+_TAG_OR_TEXT = re.compile(r'<(?:[^>"]|"[^"]*")*>|[^<]+|<')
+_IFRAME_OPEN = re.compile(r"<iframe(?=[\s>/])")
 _SRC = re.compile(r'\ssrc="([^"]*)"')
 # Bounds for an iframe's width/height attributes: pixels up to these, or a percentage up to 100.
 MAX_IFRAME_WIDTH = 1920
@@ -152,12 +155,14 @@ def _fix_iframes(html: str) -> str:
         return html
 
     def fix(match: re.Match[str]) -> str:
-        attributes = match[1]
-        src = _SRC.search(attributes)
+        token = match[0]
+        if not _IFRAME_OPEN.match(token):
+            return token
+        src = _SRC.search(token)
         policy = iframe_policy(html_unescape(src[1]) if src else None)
         fixed = f' sandbox="{policy.sandbox}" referrerpolicy="{policy.referrerpolicy}"'
         if policy.allow:
             fixed = f' allow="{policy.allow}"' + fixed
-        return f"<iframe{attributes}{fixed}>"
+        return f"{token[:-1]}{fixed}>"
 
-    return _IFRAME_TAG.sub(fix, html)
+    return _TAG_OR_TEXT.sub(fix, html)

@@ -187,3 +187,24 @@ def test_an_authors_raw_math_cannot_carry_html_inside_it() -> None:
     found = elements(html)
     assert [tag for tag, _, in_math in found.elements if in_math] == []
     assert not any(tag == "math" for tag, _, _ in found.elements), html
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        '<img alt="<iframe " title=" onerror=alert(1) x=">',
+        '<a title="<iframe src=x>" href="https://e.example/">x</a><abbr title=\'" onmouseover=alert(1) "\'>y</abbr>',
+        '<p>text &lt;iframe src="x"&gt; in text</p><iframe src="https://codepen.io/a/embed/b"></iframe>',
+    ],
+)
+def test_iframe_permissions_are_added_to_iframe_tags_only(markup: str) -> None:
+    # A guard for the permissions step, not a review vector: "<iframe" in a value or in text is not a tag.
+    html = render_markdown(markup, allow_raw_html=True)
+    assert script_hazards(html) == [], html
+    found = elements(html)
+    iframes = [attrs for tag, attrs, _ in found.elements if tag == "iframe"]
+    assert html.count("sandbox=") == len(iframes), html
+    assert all(
+        set(attrs) <= {"alt", "title", "href", "rel", "src", "sandbox", "referrerpolicy", "allow"}
+        for _, attrs, _ in found.elements
+    ), html
