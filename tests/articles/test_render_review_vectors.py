@@ -193,7 +193,8 @@ def test_an_authors_raw_math_cannot_carry_html_inside_it() -> None:
     "markup",
     [
         '<img alt="<iframe " title=" onerror=alert(1) x=">',
-        '<a title="<iframe src=x>" href="https://e.example/">x</a><abbr title=\'" onmouseover=alert(1) "\'>y</abbr>',
+        '<a title="<iframe src=x>" href="https://e.example/">x</a>'
+        "<abbr title='\" onmouseover=alert(1) \"'>y</abbr>",
         '<p>text &lt;iframe src="x"&gt; in text</p><iframe src="https://codepen.io/a/embed/b"></iframe>',
     ],
 )
