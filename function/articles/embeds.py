@@ -126,7 +126,11 @@ _KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _TWEET = re.compile(
     r"https://(?:www\.)?(?:twitter|x)\.com/[A-Za-z0-9_]{1,15}/status/(\d{1,25})(?:\?[\w=&-]*)?"
 )
-_GIST = re.compile(r"https://gist\.github\.com/[A-Za-z0-9-]{1,39}/[0-9a-f]{1,32}(?:\?file=[\w.-]{1,200})?")
+# Zenn's form: any file name after ?file= (a card shows only the escaped URL, so any is safe).
+_GIST = re.compile(
+    r"https://gist\.github\.com/[A-Za-z0-9-]{1,39}/[A-Za-z0-9]{1,32}(?:/[A-Za-z0-9]{1,64})?"
+    r"(?:\?file=[^\s\"'<>`]{1,200})?"
+)
 _GITHUB = re.compile(
     r"https://github\.com/[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}/blob/[^\s?#]{1,1000}(?:#L\d+(?:-L\d+)?)?"
 )

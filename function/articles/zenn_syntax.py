@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import isStrSpace, normalizeReference
-from markdown_it.renderer import RendererProtocol
+from markdown_it.renderer import RendererHTML, RendererProtocol
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
@@ -39,6 +39,7 @@ def zenn_syntax_plugin(md: MarkdownIt) -> None:
         "fence", "zenn_embed", _embed, {"alt": ["paragraph", "reference", "blockquote", "list"]}
     )
     md.add_render_rule("zenn_br", lambda *_: "<br>\n")
+    md.add_render_rule("image", _render_image)
     md.add_render_rule("zenn_embed", _render_embed)
 
 
@@ -192,7 +193,10 @@ def _image_with_size(state: StateInline, silent: bool) -> bool:
     if not silent:
         content = src[label_start:label_end]
         tokens: list[Token] = []
-        state.md.inline.parse(content, state.md, state.env, tokens)
+        # Tokenized only, as Zenn's image rule does (no emphasis pairing): the alt text is Zenn's.
+        state.md.inline.tokenize(StateInline(content, state.md, state.env, tokens))
+        # Backslash escapes stay out of the alt text there (later core rules would join them to text).
+        tokens = [t for t in tokens if t.type != "text_special"]
         token = state.push("image", "img", 0)
         token.attrs = {"src": href, "alt": ""}
         token.children = tokens or None
@@ -206,6 +210,29 @@ def _image_with_size(state: StateInline, silent: bool) -> bool:
     state.pos = pos
     state.posMax = maximum
     return True
+
+
+def _render_image(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    token.attrSet("alt", alt_text(token.children or ()))
+    assert isinstance(self, RendererHTML)
+    return self.renderToken(tokens, idx, options, env)
+
+
+def alt_text(tokens: Sequence[Token]) -> str:
+    """markdown-it's (JavaScript) renderInlineAsText, which Zenn's alt texts come from: text, images'
+    text, HTML and line breaks; inline code and backslash escapes are left out."""
+    parts = []
+    for token in tokens:
+        if token.type in ("text", "html_inline", "html_block"):
+            parts.append(token.content)
+        elif token.type == "image":
+            parts.append(alt_text(token.children or ()))
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+    return "".join(parts)
 
 
 def _skip_space(src: str, pos: int, maximum: int) -> int:

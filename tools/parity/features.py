@@ -257,7 +257,8 @@ class _Reader:
             return "-"
         start = parent.attrs.get("start", "1")
         items = [n for n in parent.children if isinstance(n, Node) and n.tag == "li"]
-        return f"{int(start) + items.index(item) if start.isdigit() else start}."
+        position = next(i for i, n in enumerate(items) if n is item)  # by identity: equal items recur
+        return f"{int(start) + position if start.isdigit() else start}."
 
     def _align(self, cell: Node) -> str:
         match = re.search(r"text-align:\s*(\w+)", cell.attrs.get("style", ""))
