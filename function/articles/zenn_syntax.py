@@ -34,7 +34,9 @@ def zenn_syntax_plugin(md: MarkdownIt) -> None:
     md.inline.ruler.before("autolink", "zenn_br", _br)
     md.inline.ruler.before("autolink", "zenn_comment", _inline_comment)
     md.inline.ruler.at("image", _image_with_size)
-    md.block.ruler.before("html_block", "zenn_comment", _block_comment, {"alt": ["paragraph"]})
+    # Not a paragraph's end: a comment line under text belongs to that paragraph, as on Zenn (where it
+    # leaves the line break before it), and the inline rule drops it there.
+    md.block.ruler.before("html_block", "zenn_comment", _block_comment)
     md.block.ruler.before(
         "fence", "zenn_embed", _embed, {"alt": ["paragraph", "reference", "blockquote", "list"]}
     )
