@@ -14,7 +14,7 @@ HOST ?= 127.0.0.1
 RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
            DATABASE_URL=sqlite:///.data/blog.db
 
-.PHONY: install install-run run test check bench parity parity-zenn package lock lock-check mariadb-server docs clean
+.PHONY: install install-run run test check bench package lock lock-check mariadb-server docs clean
 
 install: $(STAMP)
 
@@ -77,6 +77,7 @@ bench: install mariadb-server
 
 # The renderer against Zenn's own (zenn-markdown-html), feature by feature, on tools/parity's corpus;
 # parity-zenn re-renders the corpus with Zenn's renderer (Node + npm, into the ignored .parity/).
+.PHONY: parity parity-zenn
 parity: install
 	$(BIN)/python -m tools.parity check
 
