@@ -10,9 +10,12 @@ from typing import Any, Self
 from urllib.parse import urlsplit
 
 from function.errors import ConfigError
-from function.store.url import parse_database_url
+from function.store.url import DatabaseTarget, parse_database_url
 from shared.runtime_settings import RuntimeSettings, declaration, split_list, variable
 from shared.setting import Setting, SettingProblem, declared_settings, settings_of
+
+# A webhook secret shorter than this is refused on Lambda (``openssl rand -hex 32`` makes 64).
+MIN_SECRET_CHARS = 32
 
 # Reads SSM parameters by name (SecureString decrypted) and returns {name: value}.
 ParameterReader = Callable[[Sequence[str]], dict[str, str]]
@@ -36,7 +39,25 @@ class Settings(RuntimeSettings):
                 raise ConfigError(f"{spec.env} {problem}")
         # Refused now, naming the setting, rather than as a 500 on every request (and Lambda retrying
         # a configuration error until the dead-letter queue). The store's parser knows the URL's rules.
-        parse_database_url(self.database_url)
+        target = parse_database_url(self.database_url)
+        if self.lambda_mode:
+            self._check_deployed(target)
+
+    def _check_deployed(self, target: DatabaseTarget) -> None:
+        """What a deployed function refuses that a laptop may do: a guessable webhook secret (it signs
+        every delivery and envelope), and a database password and data crossing a network in clear."""
+        secret = variable("webhook_secret")
+        if self.require_secret and len(self.webhook_secret) < MIN_SECRET_CHARS:
+            raise ConfigError(
+                f"{secret} is shorter than {MIN_SECRET_CHARS} characters, so it can be guessed: "
+                f"make one with `openssl rand -hex 32` and set it on the GitHub App and here"
+            )
+        if not target.is_loopback and not target.uses_tls and not self.database_allow_plaintext:
+            raise ConfigError(
+                f"{variable('database_url')} connects to {target.params.get('host')} without TLS: add "
+                "?ssl_ca=<CA bundle> (the certificate and host name are then verified), or set "
+                f"{variable('database_allow_plaintext')}=true if the network is private and trusted"
+            )
 
     def check_source(self) -> None:
         """Raise ConfigError, naming what is missing, unless the article source can be built: the App's

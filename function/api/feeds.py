@@ -1,7 +1,8 @@
 """The Atom 1.0 feed and the sitemap: XML for feed readers and crawlers.
 
-An article's public address is ``SITE_URL`` + ``/articles/<slug>`` (``ARTICLE_PATH``); without
-``SITE_URL`` the API's own address stands in, so the documents stay valid, if less useful.
+An article's public address is ``SITE_URL`` + ``/articles/<slug>`` (``ARTICLE_PATH``), and the feed's
+own is ``SITE_URL`` + its path; without ``SITE_URL`` neither document is served (the request's ``Host``
+is never used: it is whatever the client sent).
 """
 
 from __future__ import annotations

@@ -221,6 +221,16 @@ class SweepState(BaseModel):
         table_name = "sweep_state"
 
 
+# Keys the server made for itself (see function.store.server_keys): random bytes nobody types.
+class ServerKey(BaseModel):
+    name = TextKeyField(max_length=64, primary_key=True)
+    value = StringField(max_length=128)  # hex
+    created_at = UtcDateTimeField(default=utc_now)
+
+    class Meta:
+        table_name = "server_keys"
+
+
 class HookEndpoint(BaseModel):
     """A front end's webhook receiver: where to POST, what it subscribed to, its signing secrets, its
     health, and who is sending to it right now (``sending_until``: one sender per endpoint at a time)."""
@@ -307,6 +317,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     HookEndpoint,
     HookEvent,
     HookAttempt,
+    ServerKey,
 )
 
 

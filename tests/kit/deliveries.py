@@ -10,7 +10,7 @@ from typing import Any
 from function.webhooks.signature import sign
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-SECRET = "It is a test secret: 7c1d0a"
+SECRET = "It is a test secret, long enough: 7c1d0a"
 
 
 def github_payload(name: str) -> bytes:
