@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import Any, Self
-from urllib.parse import urlsplit
+from urllib.parse import unquote
 
 from function.errors import ConfigError
 from function.store.url import DatabaseTarget, parse_database_url
@@ -107,9 +107,7 @@ class Settings(RuntimeSettings):
         if self.github_private_key:
             # A PEM's body lines are secret on their own too.
             values += [line for line in self.github_private_key.splitlines() if len(line) > 20]
-        password = _url_password(self.database_url)
-        if password:
-            values.append(password)
+        values += database_url_secrets(self.database_url)
         return [v for v in values if v]
 
     @classmethod
@@ -179,11 +177,21 @@ def _read_parameters(
         env[var] = values[param]
 
 
-def _url_password(url: str) -> str | None:
-    try:
-        return urlsplit(url).password
-    except ValueError:
-        return None
+def database_url_secrets(url: str) -> list[str]:
+    """The password of a database URL as written and URL-decoded (a message can quote either), found
+    even when it holds an unencoded "/" (which defeats ``urlsplit``), and a TLS key's password."""
+    _, separator, rest = url.partition("://")
+    found: list[str] = []
+    if separator:
+        authority = rest.rpartition("@")[0]
+        password = authority.partition(":")[2]
+        if password:
+            found += [password, unquote(password)]
+    query = url.partition("?")[2]
+    found += [
+        unquote(v) for k, v in (p.partition("=")[::2] for p in query.split("&")) if k == "ssl_key_password"
+    ]
+    return [value for value in found if value]
 
 
 def ssm_parameter_reader(https_proxy: str | None = None, no_proxy: Sequence[str] = ()) -> ParameterReader:

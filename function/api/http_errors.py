@@ -56,7 +56,7 @@ def to_response(exc: BaseException) -> tuple[Response, int]:
     if isinstance(exc, SourcePermanentError):
         # Retrying cannot help (installation or repository gone): a 4xx stops Lambda's retries.
         log.warning("Source refused", extra={"error": str(exc)})
-        return error_response(422, "SOURCE_REFUSED", str(exc)[:500])
+        return error_response(422, "SOURCE_REFUSED", redact(str(exc), 500))
     if isinstance(exc, retryable_errors()):
         # The details (hosts, ports, paths) go to the log; whoever called, a blog reader included, gets
         # what happened in general terms.

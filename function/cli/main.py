@@ -70,11 +70,20 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("aborted", err=True)
         sys.exit(1)
     except click.ClickException as exc:
+        exc.message = _redacted(context, exc.message)
         exc.show()
         sys.exit(exc.exit_code)
     except _expected_errors() as exc:
-        click.echo(f"error: {describe(exc, _target_of(context))}", err=True)
+        click.echo(f"error: {_redacted(context, describe(exc, _target_of(context)))}", err=True)
         sys.exit(1)
+
+
+def _redacted(context: Context, line: str) -> str:
+    """``line`` without secrets: their shapes, and the values configured (a driver's message can quote
+    the database password, a GitHub answer a token), as the app's logs and answers have it."""
+    from function.observability.logs import Redactor
+
+    return Redactor(context.secrets()).text(line)
 
 
 def _target_of(context: Context) -> DatabaseTarget | None:
