@@ -12,6 +12,7 @@ from urllib.parse import quote
 from xml.etree import ElementTree as ET  # building only, never parsing input
 
 from function.api.serialise import iso_utc
+from function.articles.xml_chars import without_forbidden
 from function.store.records import ArticleView, SitemapEntry
 
 ARTICLE_PATH = "/articles/{slug}"
@@ -46,7 +47,7 @@ def atom_feed(user: str, articles: Sequence[ArticleView], *, site_url: str, self
         _text(entry, "published", _atom_time(published))
         _text(entry, "updated", _atom_time(max(article.updated_at, published)))
         for tag in article.tags:
-            ET.SubElement(entry, "category", term=tag)
+            ET.SubElement(entry, "category", term=without_forbidden(tag)[0])
         if article.description:
             _text(entry, "summary", article.description)
         content = _text(entry, "content", article.content_html)
@@ -65,7 +66,9 @@ def sitemap(entries: Sequence[SitemapEntry], *, site_url: str) -> bytes:
 
 def _text(parent: ET.Element, tag: str, text: str) -> ET.Element:
     element = ET.SubElement(parent, tag)
-    element.text = text
+    # An article stored by an older version may still hold characters XML forbids; ElementTree would
+    # write them as they are, and the whole document would be ill-formed.
+    element.text = without_forbidden(text)[0]
     return element
 
 
