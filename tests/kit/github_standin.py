@@ -673,6 +673,11 @@ class GitHubStandIn:
             {"sha": match["sha"], "size": len(data), "content": _base64_lines(data), "encoding": "base64"}
         )
 
+    def serve_tarball(self, commit: str, archive: bytes) -> None:
+        """Answer ``archive`` (any bytes) for the tarball of ``commit``, not one made from its files."""
+        with self._lock:
+            self._tarballs[commit] = archive
+
     def _get_tarball(self, request: StandInRequest, match: re.Match[str]) -> StandInResponse:
         repo = self._repo(match)
         sha = self._resolve(repo, match["ref"])
