@@ -70,8 +70,10 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("aborted", err=True)
         sys.exit(1)
     except click.ClickException as exc:
-        exc.message = _redacted(context, exc.message)
-        exc.show()
+        if isinstance(exc, click.UsageError):
+            exc.show()  # the command line's own mistake, with its usage
+        else:
+            click.echo(f"Error: {_redacted(context, exc.format_message())}", err=True)
         sys.exit(exc.exit_code)
     except _expected_errors() as exc:
         click.echo(f"error: {_redacted(context, describe(exc, _target_of(context)))}", err=True)

@@ -111,6 +111,9 @@ class User(BaseModel):
     # with the same name is another repository, and only the id says so.
     repository_id = peewee.BigIntegerField(null=True)
     created_at = UtcDateTimeField(default=utc_now)
+    # GitHub's numeric id of the account the user's installations are on: set by the first
+    # installation linked, then only that account links the user (a login can be renamed and reused).
+    github_account_id = peewee.BigIntegerField(null=True)
 
     class Meta:
         table_name = "users"
@@ -329,6 +332,7 @@ ADDED_COLUMNS: tuple[peewee.Field, ...] = (
     Delivery.unchanged,
     Article.emoji,
     Article.toc,
+    User.github_account_id,
 )
 
 
