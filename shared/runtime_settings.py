@@ -201,8 +201,9 @@ class RuntimeSettings:
     )
     database_url: str = setting(
         env="DATABASE_URL",
-        doc="Peewee db_url: `mysql://user:pw@host:4000/db?ssl_ca=…&ssl_verify_cert=true&ssl_verify_identity=true` "
-        "(TiDB; certificate and host name verified) or `sqlite:///path` / its SSM name",
+        doc="Peewee db_url: `mysql://user:pw@host:4000/db?ssl_ca=…&ssl_verify_cert=true"
+        "&ssl_verify_identity=true` (TiDB; certificate and host name verified) or `sqlite:///path` / its SSM "
+        "name",
         parse=_text,
         default="sqlite:///.data/blog.db",
         param=Param("DATABASE_URL_PARAM", stack_key="databaseUrlParam"),
