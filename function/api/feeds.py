@@ -12,7 +12,6 @@ from urllib.parse import quote
 from xml.etree import ElementTree as ET  # building only, never parsing input
 
 from function.api.serialise import iso_utc
-from function.articles.xml_chars import without_forbidden
 from function.store.records import ArticleView, SitemapEntry
 
 ARTICLE_PATH = "/articles/{slug}"
@@ -47,7 +46,7 @@ def atom_feed(user: str, articles: Sequence[ArticleView], *, site_url: str, self
         _text(entry, "published", _atom_time(published))
         _text(entry, "updated", _atom_time(max(article.updated_at, published)))
         for tag in article.tags:
-            ET.SubElement(entry, "category", term=without_forbidden(tag)[0])
+            ET.SubElement(entry, "category", term=_xml_text(tag))
         if article.description:
             _text(entry, "summary", article.description)
         content = _text(entry, "content", article.content_html)
@@ -68,8 +67,16 @@ def _text(parent: ET.Element, tag: str, text: str) -> ET.Element:
     element = ET.SubElement(parent, tag)
     # An article stored by an older version may still hold characters XML forbids; ElementTree would
     # write them as they are, and the whole document would be ill-formed.
-    element.text = without_forbidden(text)[0]
+    element.text = _xml_text(text)
     return element
+
+
+def _xml_text(text: str) -> str:
+    # Imported here: the accept path imports this module (through the read routes) and must not load
+    # the articles package.
+    from function.articles.xml_chars import without_forbidden
+
+    return without_forbidden(text)[0]
 
 
 def _atom_time(value: object) -> str:

@@ -18,7 +18,6 @@ from function.api.cursor import CursorCodec
 from function.api.serialise import article_json, summary_json
 from function.errors import BadRequest, NotFound
 from function.store.records import ArticleView
-from function.store.server_keys import CURSOR_KEY, server_key
 from function.web import services
 from shared.runtime_settings import variable
 
@@ -77,6 +76,9 @@ def _cursor_codec() -> CursorCodec:
     """The codec on the database's cursor key, read once per app (a process serves one app)."""
     codec = current_app.extensions.get("blog_api_cursor_codec")
     if codec is None:
+        # Imported here: the accept path, which imports this module, must not load the database stack.
+        from function.store.server_keys import CURSOR_KEY, server_key
+
         with services().store() as store:
             key = server_key(store.db, CURSOR_KEY)
         codec = current_app.extensions.setdefault("blog_api_cursor_codec", CursorCodec(key))
