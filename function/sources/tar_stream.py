@@ -105,4 +105,7 @@ class BoundedTarInfo(tarfile.TarInfo):
 def open_stream(raw: Readable, max_unpacked_bytes: int, what: str) -> tarfile.TarFile:
     """A forward-only ``TarFile`` over ``raw`` (gzip or plain), bounded as the module says."""
     reader = UnpackedReader(raw, max_unpacked_bytes, what)
-    return tarfile.open(fileobj=reader, mode="r|", tarinfo=BoundedTarInfo)  # type: ignore[call-overload]
+    archive: tarfile.TarFile = tarfile.open(  # type: ignore[call-overload]
+        fileobj=reader, mode="r|", tarinfo=BoundedTarInfo
+    )
+    return archive

@@ -16,9 +16,10 @@ from typing import Any
 import peewee
 
 from function.store.backends import unwrap
+from function.store.records import Outcome
 from function.webhooks.envelope import DELIVERY_ID_MAX_CHARS, EVENT_MAX_CHARS
 
-OUTCOMES = ("processing", "success", "partial", "failed", "skipped")
+OUTCOMES = tuple(outcome.value for outcome in Outcome)
 ERROR_MAX_CHARS = 4000
 
 
@@ -208,6 +209,8 @@ class Delivery(BaseModel):
     # version that did not count them; nullable so `init-db` can add them to an existing table.
     written = peewee.IntegerField(null=True)
     unchanged = peewee.IntegerField(null=True)
+    # Whether a failure may pass on a retry (``DeliveryRecord.retryable``); NULL reads as false.
+    retryable = peewee.BooleanField(null=True)
 
     class Meta:
         table_name = "deliveries"
@@ -332,8 +335,13 @@ ADDED_COLUMNS: tuple[peewee.Field, ...] = (
     Delivery.unchanged,
     Article.emoji,
     Article.toc,
+    Delivery.retryable,
     User.github_account_id,
 )
+
+# Before the retryable column, a record said so by this mark in its error text: the rows that were there
+# when ``create_tables`` adds the column get the value their text meant.
+LEGACY_RETRYABLE_MARK = "[retryable]"
 
 
 def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
@@ -353,6 +361,10 @@ def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
             present[table] = _column_names(db, column.model)
         if column.column_name not in present[table]:
             _add_column(db, column)
+            if column is Delivery.retryable:
+                Delivery.update(retryable=True).where(Delivery.error.contains(LEGACY_RETRYABLE_MARK)).bind(
+                    db
+                ).execute()
 
 
 def _column_names(db: peewee.Database, model: type[BaseModel]) -> set[str]:

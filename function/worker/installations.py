@@ -32,12 +32,21 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from function.errors import BadRequest
 from function.webhooks import envelope
 from function.webhooks.push import decode_payload
+
+if TYPE_CHECKING:
+    # For the types only: the accept path parses installation events with this module, and must not
+    # load the database layer to do it.
+    import peewee
+
+    from function.settings import Settings
+    from function.store.records import UserRecord
 
 log = logging.getLogger(__name__)
 
@@ -122,10 +131,10 @@ def user_name_for(login: str, mapping: Mapping[str, str], account_id: int | None
 class UserStore(Protocol):
     """The part of ``function.store.facade.PeeweeStore`` this module uses."""
 
-    def get_user(self, name: str) -> Any: ...
-    def find_user_by_installation(self, installation_id: int) -> Any: ...
-    def set_installation(self, name: str, installation_id: int | None) -> Any: ...
-    def find_user_by_account(self, account_id: int) -> Any: ...
+    def get_user(self, name: str) -> UserRecord | None: ...
+    def find_user_by_installation(self, installation_id: int) -> UserRecord | None: ...
+    def set_installation(self, name: str, installation_id: int | None) -> UserRecord: ...
+    def find_user_by_account(self, account_id: int) -> UserRecord | None: ...
     def account_of(self, name: str) -> int | None: ...
     def link_account(self, name: str, account_id: int) -> None: ...
     def pin_repository(self, user_id: int, repository: str, repository_id: int | None) -> None: ...
@@ -134,8 +143,10 @@ class UserStore(Protocol):
 class CurrentInstallation(Protocol):
     """What GitHub has now (``function.github.installations.InstallationState``)."""
 
-    login: str | None
-    account_id: int | None
+    @property
+    def login(self) -> str | None: ...
+    @property
+    def account_id(self) -> int | None: ...
 
 
 # installation id -> GitHub's current state of it, or None when it does not exist.
@@ -273,14 +284,30 @@ def current_state(
     return lookup(change.installation_id)
 
 
-def apply_in(svc: Any, change: InstallationChange, delivery: str) -> dict[str, Any]:
+class JobUserStore(UserStore, Protocol):
+    """A job's store: its users, and the database whose transaction makes a change all or nothing."""
+
+    @property
+    def db(self) -> peewee.Database: ...
+
+
+class InstallationServices(Protocol):
+    """What applying an installation event needs of ``function.services.Services``."""
+
+    settings: Settings
+
+    def installation_lookup(self) -> Lookup | None: ...
+    def store(self) -> AbstractContextManager[JobUserStore]: ...
+
+
+def apply_in(svc: InstallationServices, change: InstallationChange, delivery: str) -> dict[str, Any]:
     current = current_state(svc.installation_lookup(), change)
     with svc.store() as store, store.db.atomic():
         outcome = apply(store, change, svc.settings.installation_user_map, delivery, current)
     return outcome.to_json(change.installation_id)
 
 
-def apply_envelope(svc: Any, env: envelope.Envelope) -> tuple[dict[str, Any], int]:
+def apply_envelope(svc: InstallationServices, env: envelope.Envelope) -> tuple[dict[str, Any], int]:
     """``/events``' part: the verified envelope's installation event, applied."""
     if env.body is None:
         raise BadRequest("installation events travel in the standard envelope only")

@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from function.api.feeds import atom_feed, sitemap
-from function.articles.parse import ArticleParseError, parse_article
+from function.articles.parse import parse_article
 from function.articles.parsed import ParsedArticle
+from function.errors import ArticleParseError
 from function.store.records import ArticleView, SitemapEntry
 from tests.api.conftest import USER, ReadApi
 from tests.kit.builders import article, at

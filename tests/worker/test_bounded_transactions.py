@@ -35,7 +35,7 @@ class RecordingStore:
         archive_slugs: Sequence[str],
         now: datetime,
         *,
-        index: Mapping[str, Any] | None = None,
+        index: Mapping[str, Any],
     ) -> Any:
         self.batches.append(list(articles))
         if len(self.batches) == self._fail_on:

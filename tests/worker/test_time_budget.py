@@ -88,6 +88,7 @@ def test_a_deadline_after_the_first_chunk_keeps_it_and_the_retry_reads_the_rest(
     assert record is not None and record.outcome == "failed"
     assert record.error is not None and "6 files left for the next run" in record.error
     assert RETRYABLE_MARK in record.error and "articles/a09.md" in record.error
+    assert record.retryable  # what a replay of this head is judged by
     [line] = [r for r in caplog.records if r.getMessage().startswith("Time budget reached")]
     assert line.left == 6 and "articles/a04.md" in line.left_paths  # type: ignore[attr-defined]
 

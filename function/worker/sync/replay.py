@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 
-from function.store.records import DeliveryRecord, UserRecord
+from function.store.records import DeliveryRecord, Outcome, UserRecord
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.sync.ports import DeliveryLog
-from function.worker.sync.records import RETRYABLE_MARK, DeliveryRecorder
+from function.worker.sync.records import DeliveryRecorder
 from function.worker.sync.summary import SyncSummary
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ def follows(user: UserRecord, push: PushRef, *, first_push_pins: bool = False) -
 def is_complete(record: DeliveryRecord | None) -> bool:
     """Whether a delivery's record says it is done: a success, or partial (only broken files failed).
     A failed one runs again."""
-    return record is not None and record.outcome in ("success", "partial")
+    return record is not None and record.outcome.complete
 
 
 class Replays:
@@ -64,7 +64,7 @@ class Replays:
         )
         self._recorder.start(delivery, push)
         self._recorder.finish_empty(
-            delivery, "skipped", f"{OTHER_REPOSITORY}: {pushed}; the blog follows {followed}"[:2000]
+            delivery, Outcome.SKIPPED, f"{OTHER_REPOSITORY}: {pushed}; the blog follows {followed}"[:2000]
         )
         return SyncSummary(skipped_reason=OTHER_REPOSITORY)
 
@@ -80,12 +80,12 @@ class Replays:
             return None
         if last.delivery_id == delivery.delivery_id:
             return None
-        if RETRYABLE_MARK in (last.error or ""):
+        if last.retryable:
             # A file failed for a reason that may pass, or the listing was truncated: syncing this
             # head again can still change something.
             return None
         self._recorder.start(delivery, push)
-        self._recorder.finish_empty(delivery, "skipped", None, head_sha=last.head_sha)
+        self._recorder.finish_empty(delivery, Outcome.SKIPPED, None, head_sha=last.head_sha)
         log.info(
             "Head already synced",
             extra={
