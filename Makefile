@@ -14,7 +14,8 @@ PIP_TOOLS ?= pip uv
 
 # Embedded defaults for `make run`.
 RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
-           DATABASE_URL=sqlite:///.data/blog.db
+           DATABASE_URL=sqlite:///.data/blog.db \
+           SITE_URL=http://127.0.0.1:$(PORT)
 
 .PHONY: install install-run run test check bench package lock lock-check mariadb-server docs clean
 
