@@ -149,6 +149,7 @@ class Services:
             asset_base_url=self.settings.asset_base_url,
             clock=self._clock or utc_now,
             assets=asset_sync(self.settings, store.db, self.asset_store(), self.source()),
+            first_push_pins=self.settings.source_dir is not None,
         )
 
     def asset_store(self) -> AssetStore:

@@ -42,6 +42,9 @@ class User(BaseModel):
     # with the same name is another repository, and only the id says so.
     repository_id = peewee.BigIntegerField(null=True)
     created_at = UtcDateTimeField(default=utc_now)
+    # GitHub's numeric id of the account the user's installations are on: set by the first
+    # installation linked, then only that account links the user (a login can be renamed and reused).
+    github_account_id = peewee.BigIntegerField(null=True)
 
     class Meta:
         table_name = "users"
@@ -152,6 +155,16 @@ class SweepState(BaseModel):
 
     class Meta:
         table_name = "sweep_state"
+
+
+# Keys the server made for itself (see function.store.server_keys): random bytes nobody types.
+class ServerKey(BaseModel):
+    name = TextKeyField(max_length=64, primary_key=True)
+    value = StringField(max_length=128)  # hex
+    created_at = UtcDateTimeField(default=utc_now)
+
+    class Meta:
+        table_name = "server_keys"
 
 
 class HookEndpoint(BaseModel):
@@ -277,6 +290,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     HookAttempt,
     Asset,
     AssetReference,
+    ServerKey,
 )
 
 
@@ -289,6 +303,7 @@ ADDED_COLUMNS: tuple[peewee.Field, ...] = (
     Article.emoji,
     Article.toc,
     Delivery.retryable,
+    User.github_account_id,
 )
 
 # Before the retryable column, a record said so by this mark in its error text: the rows that were there
