@@ -21,6 +21,7 @@ from function.store.asset_records import AssetRecords
 from function.worker.redelivery import run_scheduled
 from tests.kit import images
 from tests.kit.blog_fixtures import USER, Blog, article
+from tests.kit.deliveries import delivery_uuid
 from tests.kit.hook_deliveries import HookDeliveries
 
 RED, BLUE = images.png((255, 0, 0)), images.png((0, 0, 255))
@@ -164,7 +165,7 @@ def _gone_at(blog: Blog) -> datetime:
 
 def _delivery_error(blog: Blog, delivery: str) -> str:
     with blog.store() as store:
-        record = store.get_delivery(delivery)
+        record = store.get_delivery(delivery_uuid(delivery))
     assert record is not None
     return record.error or ""
 
