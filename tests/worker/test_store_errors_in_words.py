@@ -16,6 +16,7 @@ from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from tests.kit.blog_fixtures import USER, Blog, article
 from tests.kit.cli import run_cli
+from tests.kit.deliveries import delivery_uuid
 
 ARTICLES = 1500  # two chunks of changed files (1,000 each)
 FAILING = "post-01250"  # in the second chunk (the triggers below name it)
@@ -95,7 +96,7 @@ def test_the_delivery_record_names_the_step_the_chunk_and_what_is_served(
 
     assert answer.status_code >= 500
     with blog.store() as store:
-        record: Any = store.get_delivery("d-fault")
+        record: Any = store.get_delivery(delivery_uuid("d-fault"))
     assert record.outcome == "failed"
     assert_in_words(record.error)
     assert served(blog.db) == 1000
