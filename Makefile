@@ -9,10 +9,13 @@ RUN_STAMP := $(VENV)/.installed-run-stamp
 # `make run PORT=5001 HOST=0.0.0.0` when 5000 is taken or another machine must reach the server.
 PORT ?= 5000
 HOST ?= 127.0.0.1
+# What `make install` installs or upgrades before the lock: the newest by default; CI pins exact versions.
+PIP_TOOLS ?= pip uv
 
 # Embedded defaults for `make run`.
 RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
-           DATABASE_URL=sqlite:///.data/blog.db
+           DATABASE_URL=sqlite:///.data/blog.db \
+           SITE_URL=http://127.0.0.1:$(PORT)
 
 .PHONY: install install-run run test check bench package lock lock-check mariadb-server docs clean
 
@@ -21,7 +24,7 @@ install: $(STAMP)
 # Exactly the versions of uv.lock (hash-checked; refused if the lock is stale), then the project.
 $(STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip uv
+	$(BIN)/python -m pip install -q --upgrade $(PIP_TOOLS)
 	$(BIN)/python -m uv export --locked --extra dev --no-emit-project --no-header --format requirements-txt \
 	  --quiet -o $(VENV)/requirements-dev.lock.txt
 	$(BIN)/python -m pip install -q --require-hashes -r $(VENV)/requirements-dev.lock.txt
@@ -33,7 +36,7 @@ install-run: $(RUN_STAMP)
 # The runtime's part of uv.lock only (the versions the Lambda zip carries), then the project.
 $(RUN_STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip uv
+	$(BIN)/python -m pip install -q --upgrade $(PIP_TOOLS)
 	$(BIN)/python -m uv export --locked --no-emit-project --no-header --format requirements-txt \
 	  --quiet -o $(VENV)/requirements.lock.txt
 	$(BIN)/python -m pip install -q --require-hashes -r $(VENV)/requirements.lock.txt
@@ -74,6 +77,18 @@ docs: install
 
 bench: install mariadb-server
 	$(BIN)/python -m bench
+
+# The renderer against Zenn's own (zenn-markdown-html), feature by feature, on tools/parity's corpus;
+# parity-zenn re-renders the corpus with Zenn's renderer (Node + npm, into the ignored .parity/).
+.PHONY: parity parity-zenn
+parity: install
+	$(BIN)/python -m tools.parity check
+
+parity-zenn: install
+	@mkdir -p .parity
+	cp tools/parity/package.json tools/parity/package-lock.json .parity/
+	cd .parity && npm ci --no-audit --no-fund --silent
+	$(BIN)/python -m tools.parity zenn
 
 # The Lambda zip from uv.lock, compiled by the runtime's Python (python3.12 on PATH, pyenv, or
 # BLOG_API_BUILD_PYTHON); PYTHON_VERSION=3.13 for a python3.13 stack.

@@ -45,7 +45,7 @@ def _check_characters(key: str, value: str, *, multiline: bool) -> None:
         category = unicodedata.category(char)
         if category == "Cs":
             raise ArticleParseError(f"front matter: '{key}' contains an invalid character (a lone surrogate)")
-        if category == "Cc" and char not in allowed:
+        if (category == "Cc" and char not in allowed) or char in "\ufffe\uffff":
             what = "a line break" if char == "\n" else f"the control character U+{ord(char):04X}"
             raise ArticleParseError(f"front matter: '{key}' contains {what}")
 

@@ -42,7 +42,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from function.articles import front_matter
+from function.articles import front_matter, xml_chars
 from function.articles.article_paths import MAX_SLUG_CHARS as MAX_SLUG_CHARS
 from function.articles.article_paths import is_article_path as is_article_path
 from function.articles.article_paths import slug_for_path as slug_for_path
@@ -94,7 +94,7 @@ def parse_article(
     """
     zone = timezone if timezone is not None else ZoneInfo(DEFAULT_TIMEZONE)
     slug = _slug(path, articles_dir)
-    text = _decode(content)
+    text, forbidden = xml_chars.without_forbidden(_decode(content))
     meta, body = _split_front_matter(text, yaml_loader or _FASTEST_LOADER)
 
     title = _text_field(meta, "title", MAX_TITLE_CHARS, multiline=False)
@@ -110,6 +110,7 @@ def parse_article(
     tags = _tags(meta)
     published_at = front_matter.publication_time(meta, zone)
     warnings = tuple(f"unknown front matter key {key!r} (ignored)" for key in front_matter.unknown_keys(meta))
+    warnings += (xml_chars.removal_warning(forbidden),) if forbidden else ()
 
     markdown = _normalise_body(body)
     rendered = _render(markdown, allow_raw_html, asset_base_url)

@@ -37,6 +37,20 @@ def _header(name: str, limit: int = 200) -> str | None:
     return value[:limit] if value is not None else None
 
 
+def _delivery_id(header: str | None) -> str:
+    """GitHub's delivery id, a UUID; BadRequest for anything else, before it is logged or stored. The
+    header is not signed: it could carry escape sequences into a terminal or tabs into a report."""
+    if not header:
+        return f"no-id-{uuid.uuid4()}"
+    try:
+        uuid.UUID(header)
+    except ValueError:
+        raise BadRequest("X-GitHub-Delivery must be GitHub's delivery id, a UUID") from None
+    if len(header) != 36:  # uuid.UUID also takes braces, "urn:uuid:" and no hyphens
+        raise BadRequest("X-GitHub-Delivery must be GitHub's delivery id, a UUID")
+    return header
+
+
 @dataclass(frozen=True)
 class _ProcessInline:
     """Inline mode's answer to a push: process it inside the request."""
@@ -56,7 +70,7 @@ def receive() -> tuple[dict[str, Any], int]:
     body = request.get_data(cache=True)
     event = _header("X-GitHub-Event", envelope.EVENT_MAX_CHARS)
     # Without GitHub's id, make one up: a shared placeholder would make later deliveries "duplicates".
-    delivery = _header("X-GitHub-Delivery", envelope.DELIVERY_ID_MAX_CHARS) or f"no-id-{uuid.uuid4()}"
+    delivery = _delivery_id(request.headers.get("X-GitHub-Delivery"))
     try:
         # The signature is checked over the raw bytes before anything else is parsed. A POST that
         # fails it is no delivery: it logs its own outcome and neither delivery line, so

@@ -58,8 +58,19 @@ class _SslReusingConnection(pymysql.connections.Connection):
         key = repr(sorted(sslp.items()))
         context = self._ssl_contexts.get(key)
         if context is None:
-            context = self._ssl_contexts.setdefault(key, super()._create_ssl_ctx(sslp))
+            context = self._ssl_contexts.setdefault(
+                key, _checking_host_name(super()._create_ssl_ctx(sslp), sslp)
+            )
         return context
+
+
+def _checking_host_name(context: Any, sslp: dict[str, Any]) -> Any:
+    """PyMySQL checks the host name only when a CA file is named; ``ssl_verify_identity=true`` with the
+    system's CAs (no ``ssl_ca``) deserves the check too. PyMySQL verifies the certificate whenever the
+    identity is asked for, so the check can be switched on."""
+    if sslp.get("check_hostname") and not context.check_hostname:
+        context.check_hostname = True
+    return context
 
 
 class MySQLDatabase(peewee.MySQLDatabase):
@@ -145,6 +156,8 @@ class MySQLDatabase(peewee.MySQLDatabase):
                     if not cursor.nextset():
                         break
         except Exception as exc:
+            # Which statement failed: the server ran every one before it (their results were read).
+            exc.failed_at = len(results)  # type: ignore[attr-defined]
             self._notify_batch(sql, statements, started, exc)
             raise
         self._notify_batch(sql, statements, started, None)

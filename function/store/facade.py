@@ -80,6 +80,9 @@ class PeeweeStore:
     published_article = Forward("reads", ReadQueries.published_article)
     published_tag_paths = Forward("reads", ReadQueries.published_tag_paths)
     sitemap_entries = Forward("reads", ReadQueries.sitemap_entries)
+    find_user_by_account = Forward("users", UserQueries.find_user_by_account)
+    account_of = Forward("users", UserQueries.account_of)
+    link_account = Forward("users", UserQueries.link_account)
 
 
 @contextlib.contextmanager

@@ -42,6 +42,9 @@ class User(BaseModel):
     # with the same name is another repository, and only the id says so.
     repository_id = peewee.BigIntegerField(null=True)
     created_at = UtcDateTimeField(default=utc_now)
+    # GitHub's numeric id of the account the user's installations are on: set by the first
+    # installation linked, then only that account links the user (a login can be renamed and reused).
+    github_account_id = peewee.BigIntegerField(null=True)
 
     class Meta:
         table_name = "users"
@@ -154,6 +157,16 @@ class SweepState(BaseModel):
         table_name = "sweep_state"
 
 
+# Keys the server made for itself (see function.store.server_keys): random bytes nobody types.
+class ServerKey(BaseModel):
+    name = TextKeyField(max_length=64, primary_key=True)
+    value = StringField(max_length=128)  # hex
+    created_at = UtcDateTimeField(default=utc_now)
+
+    class Meta:
+        table_name = "server_keys"
+
+
 class HookEndpoint(BaseModel):
     """A front end's webhook receiver: where to POST, what it subscribed to, its signing secrets, its
     health, and who is sending to it right now (``sending_until``: one sender per endpoint at a time)."""
@@ -240,6 +253,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     HookEndpoint,
     HookEvent,
     HookAttempt,
+    ServerKey,
 )
 
 
@@ -252,6 +266,7 @@ ADDED_COLUMNS: tuple[peewee.Field, ...] = (
     Article.emoji,
     Article.toc,
     Delivery.retryable,
+    User.github_account_id,
 )
 
 # Before the retryable column, a record said so by this mark in its error text: the rows that were there

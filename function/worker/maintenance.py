@@ -126,10 +126,14 @@ def initialise(db: Any) -> list[str]:
     how the existing ones still differ from this version's (empty when they agree)."""
     from function.store.connection import connection
     from function.store.models import create_tables, schema_differences
+    from function.store.server_keys import CURSOR_KEY, server_key
 
     with connection(db):
         create_tables(db)
-        return schema_differences(db)
+        differences = schema_differences(db)
+        if not differences:
+            server_key(db, CURSOR_KEY)  # made now rather than by the first reader
+        return differences
 
 
 def refuse_differences(differences: list[str]) -> None:

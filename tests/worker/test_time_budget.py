@@ -22,7 +22,7 @@ from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.sync import RETRYABLE_MARK, Worker
 from tests.kit.blog_fixtures import USER, Blog, article
-from tests.kit.deliveries import github_headers
+from tests.kit.deliveries import delivery_uuid, github_headers
 from tests.kit.github_fixtures import INSTALLATION_ID, REPO
 from tests.worker.test_bounded_transactions import RecordingStore
 
@@ -126,7 +126,7 @@ def test_through_the_handler_a_spent_budget_answers_5xx_and_the_retry_finishes(b
     with pytest.raises(PassThroughFailed, match=r"503.*3 changed files left"):
         dispatch(app, event, Context(5_000))  # 5 s left: under the 15 s commit margin
     with blog.store() as store:
-        record = store.get_delivery("d-ctx")
+        record = store.get_delivery(delivery_uuid("d-ctx"))
     assert record is not None and record.outcome == "failed" and "3 files left" in (record.error or "")
     assert blog.articles() == []
 

@@ -24,12 +24,13 @@ def same_name(a: str, b: str) -> bool:
     return a.casefold() == b.casefold()
 
 
-def follows(user: UserRecord, push: PushRef) -> bool:
+def follows(user: UserRecord, push: PushRef, *, first_push_pins: bool = False) -> bool:
     """Whether the push comes from the repository the user's blog follows: by GitHub's id once both
     sides know it (a deleted repository's name can be reused), else by name. A user who follows no
-    repository yet follows the first one that pushes (and it is pinned)."""
+    repository yet follows none: on GitHub, any repository the App can see would otherwise become the
+    blog's by pushing first (``first_push_pins`` allows it for a local folder, which has only one)."""
     if user.repository is None:
-        return True
+        return first_push_pins
     if user.repository_id is not None and push.repository_id is not None:
         return bool(user.repository_id == push.repository_id)
     return same_name(user.repository, push.repository)
@@ -51,7 +52,11 @@ class Replays:
     def skip_other_repository(self, user: UserRecord, delivery: DeliveryInfo, push: PushRef) -> SyncSummary:
         """A push from a repository the user's blog does not follow: an App installed on "All
         repositories" receives every repository's pushes. Nothing is read or written but the record."""
-        followed = f"{user.repository} (id {user.repository_id or 'not seen yet'})"
+        followed = (
+            f"{user.repository} (id {user.repository_id or 'not seen yet'})"
+            if user.repository
+            else f"no repository: blog-api users set-repository --name {user.name} --repository owner/name"
+        )
         pushed = f"{push.repository} (id {push.repository_id or 'unknown'})"
         log.info(
             "Push from another repository skipped",

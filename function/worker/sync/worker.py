@@ -20,8 +20,9 @@ from typing import NoReturn
 from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import ConfigError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, RepoRef
-from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
+from function.store.batching import ARCHIVE_MAX_ARTICLES, TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
 from function.store.records import UserRecord
+from function.store.steps import is_store_error
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.budget import COMMIT_MARGIN_S, READ_CHUNK_BYTES, READ_CHUNK_FILES
@@ -32,6 +33,7 @@ from function.worker.sync.reading import Chunk, ChunkReader
 from function.worker.sync.records import DeliveryRecorder
 from function.worker.sync.replay import Replays, follows, same_name
 from function.worker.sync.summary import SyncSummary
+from function.worker.sync.write_failures import failure_text, worded_before_writes
 from function.worker.sync.writing import ArticleWriter
 
 log = logging.getLogger(__name__)
@@ -65,12 +67,16 @@ class Worker:
         lock_timeout_s: float = 25.0,
         batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
         batch_max_bytes: int = TRANSACTION_MAX_BYTES,
+        archive_max_articles: int = ARCHIVE_MAX_ARTICLES,
         chunk_max_files: int = READ_CHUNK_FILES,
         chunk_max_bytes: int = READ_CHUNK_BYTES,
         commit_margin_s: float = COMMIT_MARGIN_S,
+        # A local folder (make run) has one repository; on GitHub a push must come from the one named.
+        first_push_pins: bool = False,
     ) -> None:
         self._store = store
         self._source = source
+        self._first_push_pins = first_push_pins
         self._clock = clock
         self._lock_timeout_s = lock_timeout_s
         self._planner = Planner(
@@ -84,7 +90,11 @@ class Worker:
             asset_base_url=asset_base_url,
         )
         writer = ArticleWriter(
-            store, clock, batch_max_articles=batch_max_articles, batch_max_bytes=batch_max_bytes
+            store,
+            clock,
+            batch_max_articles=batch_max_articles,
+            batch_max_bytes=batch_max_bytes,
+            archive_max_articles=archive_max_articles,
         )
         self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s)
         self._recorder = DeliveryRecorder(store, clock)
@@ -106,7 +116,7 @@ class Worker:
         with self._store.installation_user_locked(push.installation_id, self._lock_timeout_s) as user:
             if user is None:
                 self._unknown_installation(delivery, push)
-            if not follows(user, push):
+            if not follows(user, push, first_push_pins=self._first_push_pins):
                 return self._replays.skip_other_repository(user, delivery, push)
             replayed = self._replays.head_already_synced(delivery, push)
             if replayed is not None:
@@ -148,7 +158,12 @@ class Worker:
         raise UnknownInstallation(push.installation_id)
 
     def _load_known(self, user_id: int) -> Known:
-        return Known(self._store.load_index(user_id), self._store.load_failures(user_id))
+        try:
+            return Known(self._store.load_index(user_id), self._store.load_failures(user_id))
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            raise worded_before_writes(exc, "reading the stored articles") from exc
 
     def _read_when_indexed(
         self, repo: RepoRef, index_loaded: Future[Known], deadline: Deadline
@@ -170,14 +185,14 @@ class Worker:
         """The delivery's work once its user's lock is held and the repository's read is on the way."""
         self._recorder.start(delivery, push)
         if user.repository is None or (user.repository_id is None and push.repository_id is not None):
-            # The first push pins the repository (a user added without one), or the first push from
-            # the named repository pins its id. Never a change: ``follows`` let only these through.
+            # The first push from the named repository pins its id (or, from a local folder only, the
+            # first push names it). Never a change: ``follows`` let only these through.
             self._store.pin_repository(user.id, user.repository or push.repository, push.repository_id)
         try:
             plan, first = reading.result()
             summary = self._chunked.run(user.id, repo_of(push), plan, known, deadline, first=first)
         except Exception as exc:
-            self._recorder.finish_failed(delivery, f"{type(exc).__name__}: {exc}"[:2000])
+            self._recorder.finish_failed(delivery, failure_text(exc)[:2000])
             raise
         self._recorder.finish(delivery, summary)
         return summary
