@@ -16,12 +16,13 @@ import peewee
 from function.store.backends import MySQLDatabase, unwrap
 from function.store.connection import close_quietly, connection, translate_errors
 from function.store.deliveries import DeliveryQueries
+from function.store.job_turns import JobTurnQueries
 from function.store.locks import LockQueries
 from function.store.reads import ReadQueries
 from function.store.reconcile import ReconcileQueries
 
 
-class PeeweeStore(LockQueries, ReconcileQueries, DeliveryQueries, ReadQueries):
+class PeeweeStore(JobTurnQueries, LockQueries, ReconcileQueries, DeliveryQueries, ReadQueries):
     """The database port of the worker, the CLI and the read routes: users and locks, the reconcile,
     deliveries and the read side, each in its own module."""
 
