@@ -131,6 +131,7 @@ class Services:
             timezone=ZoneInfo(self.settings.article_timezone),
             asset_base_url=self.settings.asset_base_url,
             clock=self._clock or utc_now,
+            render_processes=self.settings.render_processes,
         )
 
     def hooks(self, store: Any) -> Any:

@@ -27,6 +27,10 @@ def fail_on_seven(x: int) -> int:
     return x
 
 
+def triple(data: bytes) -> bytes:
+    return data * 3
+
+
 def children_left() -> list[int]:
     """Children of this process not yet reaped (zombies included)."""
     try:
@@ -47,7 +51,7 @@ def test_results_come_in_order_from_other_processes() -> None:
 
 def test_large_items_and_results_pass_through_the_pipes_whole() -> None:
     items = [bytes([i]) * (100_000 + 7_919 * i) for i in range(20)]  # each past a pipe's 64 KB buffer
-    with ForkPool(lambda data: data * 3, 2) as pool:
+    with ForkPool(triple, 2) as pool:
         assert list(pool.map(items)) == [item * 3 for item in items]
 
 
