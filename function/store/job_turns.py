@@ -16,7 +16,7 @@ ping first. SQLite (local, nothing to save) runs the same steps one by one with 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -39,8 +39,11 @@ from function.store.reconcile import ReconcileQueries, packed_index_query, unpac
 from function.store.records import DeliveryRecord, RememberedFailure, StoredArticle, UserRecord
 from function.store.users import _USER_COLUMNS
 
-# The session variable holding the GET_LOCK result for the statements after it (per connection).
+# Session variables (per connection) for the statements after the GET_LOCK: its result, and when its wait
+# began (the start record's time is the client's ``now`` plus that wait, so that it says when the work
+# began, as when the steps ran one by one).
 _LOCK_VARIABLE = "@blog_api_user_lock"
+_WAIT_FROM_VARIABLE = "@blog_api_lock_wait_from"
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ class DeliveryStart:
     installation_id: int
     repository: str
     received_at: datetime
-    now: datetime
+    clock: Callable[[], datetime]  # asked as late as possible: the start time is when the work began
 
 
 @dataclass(frozen=True)
@@ -132,9 +135,14 @@ class JobTurnQueries(LockQueries, ReconcileQueries, DeliveryQueries):
         lock = fn.GET_LOCK(fn.CONCAT(_lock_prefix(self._db.database), User.id), max(timeout_s, 0))
         user_id = User.select(User.id).where(installation)
         held = SQL(f"{_LOCK_VARIABLE} = 1")
-        now = to_naive_utc(start.now)
+        # NOW(6) is the time a statement started: in this SET, before the lock's wait; in the writes after
+        # it, once the lock is held. The start time is the client's ``now`` plus that wait.
+        set_variables = (
+            f"SET {_WAIT_FROM_VARIABLE} = NOW(6), "
+            f"{_LOCK_VARIABLE} = ({self._sql(User.select(lock).where(installation))})"
+        )
         statements = [
-            f"SET {_LOCK_VARIABLE} = ({self._sql(User.select(lock).where(installation))})",
+            set_variables,
             self._sql(User.select(*_USER_COLUMNS, SQL(_LOCK_VARIABLE)).where(installation)),
             self._sql(last_sync_query(start.installation_id, start.repository)),
             self._sql(packed_index_query(user_id)),
@@ -144,12 +152,21 @@ class JobTurnQueries(LockQueries, ReconcileQueries, DeliveryQueries):
                 ).where(FailedFile.user == user_id)
             ),
             self._sql(get_delivery_query(start.delivery_id)),
+        ]
+        # The client's time is read last, just before the turn is sent (see ``DeliveryStart.clock``).
+        now = to_naive_utc(start.clock())
+        started_at = SQL(
+            "CAST(%s AS DATETIME(6)) + "
+            f"INTERVAL TIMESTAMPDIFF(MICROSECOND, {_WAIT_FROM_VARIABLE}, NOW(6)) MICROSECOND",
+            (Delivery.started_at.db_value(now),),
+        )
+        statements += [
             # A redelivery of an unfinished delivery: attempts + 1, as ``start_delivery`` does; not again
-            # when this very turn is sent a second time (its start time is already recorded).
+            # when this very turn is sent a second time (the record already started at or after ``now``).
             self._sql(
                 Delivery.update(
                     attempts=Delivery.attempts + 1,
-                    started_at=now,
+                    started_at=started_at,
                     outcome="processing",
                     finished_at=None,
                     error=None,
@@ -157,15 +174,15 @@ class JobTurnQueries(LockQueries, ReconcileQueries, DeliveryQueries):
                     (Delivery.delivery_id == start.delivery_id)
                     & held
                     & Delivery.outcome.not_in(COMPLETE_OUTCOMES)
-                    & ~((Delivery.outcome == "processing") & (Delivery.started_at == now))
+                    & ~((Delivery.outcome == "processing") & (Delivery.started_at >= now))
                 )
             ),
-            self._new_delivery_sql(start, now),
+            self._new_delivery_sql(start, started_at),
         ]
         results = self._db.execute_batch(statements, idempotent=True)
         return self._opened(results, start)
 
-    def _new_delivery_sql(self, start: DeliveryStart, now: datetime) -> str:
+    def _new_delivery_sql(self, start: DeliveryStart, started_at: SQL) -> str:
         """A new delivery's record, only when the lock is held (an existing record is left alone)."""
         values = {
             Delivery.delivery_id: start.delivery_id,
@@ -173,7 +190,6 @@ class JobTurnQueries(LockQueries, ReconcileQueries, DeliveryQueries):
             Delivery.installation_id: start.installation_id,
             Delivery.repository: start.repository,
             Delivery.received_at: to_naive_utc(start.received_at),
-            Delivery.started_at: now,
             Delivery.outcome: "processing",
             Delivery.attempts: 1,
             Delivery.processed: 0,
@@ -181,19 +197,19 @@ class JobTurnQueries(LockQueries, ReconcileQueries, DeliveryQueries):
             Delivery.failed: 0,
             Delivery.archived: 0,
         }
-        columns = ", ".join(f"`{field.column_name}`" for field in values)
+        columns = ", ".join([*(f"`{field.column_name}`" for field in values), "`started_at`"])
         placeholders = ", ".join(["%s"] * len(values))
-        params = tuple(field.db_value(value) for field, value in values.items())
+        params = (*(field.db_value(value) for field, value in values.items()), *started_at.params)
         table = Delivery._meta.table_name
         # Table and column names from the model, values as placeholders escaped by PyMySQL.
         sql = (
-            f"INSERT INTO `{table}` ({columns}) SELECT {placeholders} FROM DUAL WHERE {_LOCK_VARIABLE} = 1 "  # noqa: S608
-            "ON DUPLICATE KEY UPDATE `delivery_id` = `delivery_id`"
+            f"INSERT INTO `{table}` ({columns}) SELECT {placeholders}, {started_at.sql} "  # noqa: S608
+            f"FROM DUAL WHERE {_LOCK_VARIABLE} = 1 ON DUPLICATE KEY UPDATE `delivery_id` = `delivery_id`"
         )
         return str(self._db.cursor().mogrify(sql, params))
 
     def _opened(self, results: list[StatementResult], start: DeliveryStart) -> tuple[OpenedPush, Any]:
-        _, users, last, index, failures, previous_rows = results[:6]
+        users, last, index, failures, previous_rows = results[1:6]
         if not users.rows:
             return OpenedPush(None, None, {}, {}, None, started=False), None
         row = users.rows[0]
@@ -232,6 +248,6 @@ class JobTurnQueries(LockQueries, ReconcileQueries, DeliveryQueries):
                     start.installation_id,
                     start.repository,
                     start.received_at,
-                    start.now,
+                    start.clock(),
                 )
             yield OpenedPush(user, last, index, failures, previous, started)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,22 +32,30 @@ def triple(data: bytes) -> bytes:
     return data * 3
 
 
-def children_left() -> list[int]:
-    """Children of this process not yet reaped (zombies included)."""
-    try:
-        pid, _ = os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return []
-    return [pid] if pid else [0]
+def reaped(pool: ForkPool[Any, Any], pids: list[int]) -> bool:
+    """Whether every one of the pool's worker processes is gone and reaped (only ours are asked about:
+    other fixtures' children are left alone)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue  # already reaped
+        return False
+    return True
+
+
+def pids_of(pool: ForkPool[Any, Any]) -> list[int]:
+    return [child.pid for child in pool._children]
 
 
 def test_results_come_in_order_from_other_processes() -> None:
     with ForkPool(square_with_pid, 2) as pool:
         results = list(pool.map(range(50)))
+        pids = pids_of(pool)
     assert [value for value, _ in results] == [x * x for x in range(50)]
     workers = {pid for _, pid in results}
-    assert os.getpid() not in workers and 1 <= len(workers) <= 2
-    assert children_left() == []
+    assert os.getpid() not in workers and workers <= set(pids) and len(pids) == 2
+    assert reaped(pool, pids)
 
 
 def test_large_items_and_results_pass_through_the_pipes_whole() -> None:
@@ -59,9 +68,11 @@ def test_an_exception_is_raised_at_its_item_and_the_children_are_stopped() -> No
     seen: list[int] = []
     with ForkPool(fail_on_seven, 2) as pool:
         with pytest.raises(ValueError, match="seven is refused"):
-            seen.extend(pool.map(range(20)))
+            for value in pool.map(range(20)):
+                pids = pids_of(pool)
+                seen.append(value)
     assert seen == list(range(7))
-    assert children_left() == []
+    assert reaped(pool, pids)
 
 
 def test_a_worker_killed_midway_is_an_error_not_a_hang() -> None:
@@ -70,9 +81,11 @@ def test_a_worker_killed_midway_is_an_error_not_a_hang() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         return x
 
+    pids: list[int] = []
     with ForkPool(die_on_three, 2) as pool, pytest.raises(WorkerProcessLost):
-        list(pool.map(range(10)))
-    assert children_left() == []
+        for _ in pool.map(range(10)):
+            pids = pids or pids_of(pool)
+    assert len(pids) == 2 and reaped(pool, pids)
 
 
 def test_one_process_means_no_fork() -> None:

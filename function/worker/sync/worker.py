@@ -115,7 +115,7 @@ class Worker:
             push.installation_id,
             push.repository,
             delivery.received_at,
-            self._clock(),
+            self._clock,
         )
         with self._store.push_opened(self._lock_timeout_s, start) as opened:
             user = opened.user
