@@ -25,7 +25,8 @@ from peewee import SQL, fn
 
 from function.errors import LockTimeout
 from function.store.backends import MySQLDatabase, StatementResult
-from function.store.connection import connection, translate_errors
+from function.store.base import StoreBase
+from function.store.connection import Session, connection, translate_errors
 from function.store.deliveries import (
     COMPLETE_OUTCOMES,
     DeliveryQueries,
@@ -78,7 +79,19 @@ def is_complete(record: DeliveryRecord | None) -> bool:
     return record is not None and record.outcome in COMPLETE_OUTCOMES
 
 
-class JobTurnQueries(LockQueries, ReconcileQueries, DeliveryQueries):
+class JobTurnQueries(StoreBase):
+    """The two turns of a push, on the session of the store's locks, reconcile and deliveries parts."""
+
+    def __init__(
+        self, session: Session, locks: LockQueries, reconcile: ReconcileQueries, deliveries: DeliveryQueries
+    ) -> None:
+        super().__init__(session)
+        self._locks = locks
+        self._reconcile = reconcile
+        self._deliveries = deliveries
+        self._closes_after_job = session.closes_after_job
+        self._held_server_locks = session.held_server_locks  # the session's set, shared
+
     @contextlib.contextmanager
     def push_opened(self, timeout_s: float, start: DeliveryStart) -> Iterator[OpenedPush]:
         """Take the lock of the user registered for ``start.installation_id`` and read what the push
@@ -103,7 +116,7 @@ class JobTurnQueries(LockQueries, ReconcileQueries, DeliveryQueries):
                 yield opened
             finally:
                 if user_id in self._held_server_locks and not self._closes_after_job:
-                    self._release_server_lock(user_id)
+                    self._locks._release_server_lock(user_id)
 
     def finish_and_release(self, user_id: int, delivery_id: str, **finish: Any) -> None:
         """``finish_delivery`` and the user's lock released, in one round trip on MySQL/TiDB (on SQLite
@@ -114,7 +127,7 @@ class JobTurnQueries(LockQueries, ReconcileQueries, DeliveryQueries):
             and not self._closes_after_job
         )
         if not releases:
-            self.finish_delivery(delivery_id, **finish)
+            self._deliveries.finish_delivery(delivery_id, **finish)
             return
         statements = [
             self._sql(finish_query(delivery_id, **finish)),
@@ -232,17 +245,17 @@ class JobTurnQueries(LockQueries, ReconcileQueries, DeliveryQueries):
 
     @contextlib.contextmanager
     def _opened_in_steps(self, timeout_s: float, start: DeliveryStart) -> Iterator[OpenedPush]:
-        with self.installation_user_locked(start.installation_id, timeout_s) as user:
+        with self._locks.installation_user_locked(start.installation_id, timeout_s) as user:
             if user is None:
                 yield OpenedPush(None, None, {}, {}, None, started=False)
                 return
-            last = self.last_sync(start.installation_id, start.repository)
-            index = self.load_index(user.id)
-            failures = self.load_failures(user.id)
-            previous = self.get_delivery(start.delivery_id)
+            last = self._deliveries.last_sync(start.installation_id, start.repository)
+            index = self._reconcile.load_index(user.id)
+            failures = self._reconcile.load_failures(user.id)
+            previous = self._deliveries.get_delivery(start.delivery_id)
             started = not is_complete(previous)
             if started:
-                self.start_delivery(
+                self._deliveries.start_delivery(
                     start.delivery_id,
                     start.event,
                     start.installation_id,
