@@ -22,6 +22,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=5,
         help="fresh interpreters per cold accept (median; 0 skips it: building the Lambda zip needs PyPI)",
     )
+    parser.add_argument(
+        "--real-sizes",
+        default="500,2000",
+        help="real-shaped first syncs, comma-separated (the first also sequentially; '' skips them)",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of ours per case (median)")
     parser.add_argument("--read-calls", type=int, default=50, help="timed calls per read-path case per N")
     parser.add_argument(
@@ -33,6 +38,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.accept_calls, args.repeats, args.read_calls, args.cold_runs = "20", 20, 1, 5, 0
+        args.real_sizes = "12"
     return args
 
 
@@ -40,12 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         sizes = tuple(int(s) for s in args.sizes.split(",") if s.strip())
+        real_sizes = tuple(int(s) for s in args.real_sizes.split(",") if s.strip())
     except ValueError:
         print("--sizes takes whole numbers separated by commas", file=sys.stderr)
         return 2
     if (
         not sizes
         or min(sizes) < 1
+        or min(real_sizes, default=1) < 1
         or min(args.accept_calls, args.repeats, args.read_calls) < 1
         or args.cold_runs < 0
     ):
@@ -62,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         repeats=args.repeats,
         read_calls=args.read_calls,
         cold_runs=args.cold_runs,
+        real_sizes=real_sizes,
     )
     results = runner.run(options)
     print(report.table(results))

@@ -32,10 +32,16 @@ class ChunkedSync:
     """Reads a plan's chunks with a ChunkReader and commits each with an ArticleWriter."""
 
     def __init__(
-        self, reader: ChunkReader, writer: ArticleWriter, *, commit_margin_s: float = COMMIT_MARGIN_S
+        self,
+        reader: ChunkReader,
+        writer: ArticleWriter,
+        *,
+        commit_margin_s: float = COMMIT_MARGIN_S,
+        read_ahead: bool = True,
     ):
         self._reader = reader
         self._writer = writer
+        self._read_ahead = read_ahead
         self.commit_margin_s = commit_margin_s
 
     def first_chunk(self, repo: RepoRef, plan: ReadPlan, deadline: Deadline) -> Chunk | None:
@@ -92,7 +98,11 @@ class ChunkedSync:
                 began = deadline.remaining()
                 last = number == len(chunks) - 1
                 # This chunk's write and the next one's read and write must all fit before the margin.
-                if not last and deadline.allows(self.commit_margin_s + 2 * max(slowest, chunk.read_s)):
+                if (
+                    self._read_ahead
+                    and not last
+                    and deadline.allows(self.commit_margin_s + 2 * max(slowest, chunk.read_s))
+                ):
                     next_chunk = ahead.submit(self._reader.read, repo, plan, chunks[number + 1], deadline)
                 w, a = self._writer.apply(user_id, chunk.parsed, archive if last else [], index, changes)
                 written, archived = written + w, archived + a

@@ -69,6 +69,7 @@ class Worker:
         chunk_max_bytes: int = READ_CHUNK_BYTES,
         commit_margin_s: float = COMMIT_MARGIN_S,
         render_processes: int | None = None,
+        read_ahead: bool = True,
     ) -> None:
         self._store = store
         self._source = source
@@ -88,7 +89,7 @@ class Worker:
         writer = ArticleWriter(
             store, clock, batch_max_articles=batch_max_articles, batch_max_bytes=batch_max_bytes
         )
-        self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s)
+        self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s, read_ahead=read_ahead)
         self._recorder = DeliveryRecorder(store, clock)
         self._replays = Replays(store, self._recorder)
 
