@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from bench import report, runner
+from bench import performance_page, report, runner
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -35,6 +35,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="a small run that keeps the script working (CI): N=20, 20 calls, no cold accept",
     )
     parser.add_argument("--write", type=Path, metavar="FILE", help="also write the README fragment here")
+    parser.add_argument(
+        "--performance", type=Path, metavar="FILE", help="also write the performance notes page here"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.accept_calls, args.repeats, args.read_calls, args.cold_runs = "20", 20, 1, 5, 0
@@ -72,16 +75,19 @@ def main(argv: list[str] | None = None) -> int:
         cold_runs=args.cold_runs,
         real_sizes=real_sizes,
     )
+    load_before = performance_page.load_average()
     results = runner.run(options)
+    load = (load_before, performance_page.load_average())
     print(report.table(results))
     print()
     print(report.targets_text(report.targets(results)))
+    command = "python -m bench " + shlex.join(a for a in (argv if argv is not None else sys.argv[1:]) if a)
     if args.write:
-        command = "python -m bench " + shlex.join(
-            a for a in (argv if argv is not None else sys.argv[1:]) if a
-        )
         args.write.write_text(report.markdown(results, command.strip()))
         print(f"\nwrote {args.write}", file=sys.stderr)
+    if args.performance:
+        args.performance.write_text(performance_page.page(results, command.strip(), load))
+        print(f"wrote {args.performance}", file=sys.stderr)
     return 0
 
 
