@@ -83,13 +83,19 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
         "",
         "## A push",
         "",
-        "A push's database work is two sequential turns on MySQL/TiDB (`function/store/job_turns.py`): "
-        "one multi-statement turn takes the user's lock (`GET_LOCK`) and, under it, reads the user, the "
-        "last sync of the repository (the replay check), the article index, the remembered parse failures "
-        "and the delivery's own record (the duplicate check), and writes the start record unless the "
-        "delivery is complete; the other writes the finish record and releases the lock. The repository is read once "
-        "the lock is held (the branch head and the pushed head's tree listing, requested together), so "
-        "newest-wins holds. A changed article adds its blob and the write transaction (one round trip).",
+        " ".join(
+            [
+                "A push's database work is two sequential turns on MySQL/TiDB",
+                "(`function/store/job_turns.py`): one multi-statement turn takes the user's lock",
+                "(`GET_LOCK`) and, under it, reads the user, the last sync of the repository (the replay",
+                "check), the article index, the remembered parse failures and the delivery's own record",
+                "(the duplicate check), and writes the start record unless the delivery is complete; the",
+                "other writes the finish record and releases the lock. The repository is read once the lock",
+                "is held (the branch head and the pushed head's tree listing, requested together), so",
+                "newest-wins holds. A changed article adds its blob and the write transaction (one round",
+                "trip).",
+            ]
+        ),
         "",
         "| push | N | wall ms (median) | DB round trips | GitHub requests |",
         "|---|---|---|---|---|",
