@@ -35,8 +35,8 @@ def sizing(results: Results) -> tuple[list[SizingRow], float, float] | None:
     database's round trips); at ``c`` vCPUs the model is ``rest + cpu / c``. Returns the rows, cpu and
     rest (seconds per 1,000 articles), or None when the run had no sequential comparison."""
     real = next((r for r in results.real if r.sequential is not None), None)
-    if real is None or real.sequential is None:
-        return None
+    if real is None or real.sequential is None or real.parallel.wall_ms >= real.sequential.wall_ms:
+        return None  # no gain measured: the cores were busy, and nothing can be modelled from it
     scale = 1000 / real.n
     seq = real.sequential.wall_ms / 1000 * scale
     par = real.parallel.wall_ms / 1000 * scale
@@ -146,6 +146,22 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
             "",
         ]
     model = sizing(results)
+    compared = next((r for r in results.real if r.sequential is not None), None)
+    if model is None and compared is not None and compared.sequential is not None:
+        lines += [
+            "## Memory size: first-sync time and cost per 1,000 articles (modelled)",
+            "",
+            f"Not modelled from this run: its parallel first sync ({compared.parallel.wall_ms / 1000:.1f} s) "
+            f"was not faster than the sequential one ({compared.sequential.wall_ms / 1000:.1f} s), so no "
+            "per-core throughput can be read from it (the shared machine's cores were busy with other "
+            "work; the parallel path's own costs, the parent's share of the work and copied pages, are "
+            "not ruled out either). "
+            "Lambda gives one vCPU per 1,769 MB (1.0, 1.7 and 3.0 vCPUs at 1,769, 3,008 and 5,307 MB); "
+            f"duration costs {PRICE_PER_GB_S['arm64']:.10f} USD per GB-s on arm64 and "
+            f"{PRICE_PER_GB_S['x86_64']:.10f} on x86_64 (US East, first tier, Lambda's price list on "
+            f"{PRICES_AS_OF}). A run on an idle machine fills this table.",
+            "",
+        ]
     if model is not None:
         rows, cpu, rest = model
         lines += [
