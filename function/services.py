@@ -150,6 +150,7 @@ class Services:
             clock=self._clock or utc_now,
             assets=asset_sync(self.settings, store.db, self.asset_store(), self.source()),
             first_push_pins=self.settings.source_dir is not None,
+            render_processes=self.settings.render_processes,
         )
 
     def asset_store(self) -> AssetStore:

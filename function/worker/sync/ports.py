@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from function.articles.parsed import ParsedArticle
+from function.store.job_turns import DeliveryStart, OpenedPush
 from function.store.records import (
     ApplyResult,
     DeliveryRecord,
@@ -70,6 +71,8 @@ class DeliveryLog(Protocol):
         retryable: bool = False,
     ) -> None: ...
 
+    def finish_and_release(self, user_id: int, delivery_id: str, /, **finish: Any) -> None: ...
+
 
 class WorkerStore(ArticleWrites, DeliveryLog, Protocol):
     """Everything the worker asks of the store: the two ports above, users and their locks."""
@@ -79,6 +82,8 @@ class WorkerStore(ArticleWrites, DeliveryLog, Protocol):
     ) -> AbstractContextManager[UserRecord | None]: ...
 
     def user_lock(self, user_id: int, timeout_s: float) -> AbstractContextManager[None]: ...
+
+    def push_opened(self, timeout_s: float, start: DeliveryStart) -> AbstractContextManager[OpenedPush]: ...
 
     def get_user(self, name: str) -> UserRecord | None: ...
 

@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
+from function.articles.parallel_parse import ArticleParser, FileToParse, ParseOptions, process_count
 from function.articles.parse import parse_article
 from function.articles.parsed import ParsedArticle
 from function.aws.deadline import Deadline
 from function.errors import ArticleParseError
-from function.sources.port import ArticleSource, FetchFailure, RepoFile, RepoRef
+from function.sources.port import ArticleSource, FetchedFile, FetchFailure, FetchResult, RepoFile, RepoRef
 from function.worker.sync.plan import ReadPlan
 from function.worker.sync.summary import FILE_WARNING, FileFailure, FileWarning, log_failures
 
@@ -58,7 +59,8 @@ class ReadTally:
 
 
 class ChunkReader:
-    """Fetches a chunk of files from the article source and parses them with the blog's options."""
+    """Fetches a chunk of files from the article source and parses them with the blog's options, in
+    worker processes when the chunk is large enough (``function.articles.parallel_parse``)."""
 
     def __init__(
         self,
@@ -68,12 +70,16 @@ class ChunkReader:
         allow_raw_html: bool,
         timezone: tzinfo | None,
         asset_base_url: str | None,
+        render_processes: int | None = None,
     ) -> None:
         self._source = source
-        self._articles_dir = articles_dir
-        self._allow_raw_html = allow_raw_html
-        self._timezone = timezone
-        self._asset_base_url = asset_base_url
+        self._options = ParseOptions(
+            articles_dir=articles_dir,
+            allow_raw_html=allow_raw_html,
+            timezone=timezone,
+            asset_base_url=asset_base_url,
+        )
+        self._processes = process_count(render_processes)
 
     def read(self, repo: RepoRef, plan: ReadPlan, files: Sequence[RepoFile], deadline: Deadline) -> Chunk:
         """Fetch and parse one chunk of changed files, timed on the deadline's clock."""
@@ -81,21 +87,57 @@ class ChunkReader:
         chunk = Chunk(fetched=len(files))
         by_sha_path = {(f.path, f.sha): f for f in files}
         results = self._source.fetch(repo, plan.snapshot, files, wanted_in_all=len(plan.changed))
+        if plan.assets is not None:
+            # The images resolve against this sync's pass (its listing, the store, GitHub), which lives in
+            # this process: these articles are rendered here, one after another.
+            self._read_with_images(plan, results, by_sha_path, chunk)
+        else:
+            fetched = [r for r in results if isinstance(r, FetchedFile)]
+            with ArticleParser(self._options, self._processes) as parser:
+                outcomes = iter(parser.parse([FileToParse(r.path, r.sha, r.content) for r in fetched]))
+                for result in results:
+                    if isinstance(result, FetchFailure):
+                        chunk.failures.append(FileFailure(result.path, result.message, result.retryable))
+                        continue
+                    outcome = next(outcomes)
+                    if isinstance(outcome, ParsedArticle):
+                        chunk.parsed.append(outcome)
+                        continue
+                    chunk.failures.append(FileFailure(result.path, str(outcome), retryable=False))
+                    file = by_sha_path.get((result.path, result.sha)) or RepoFile(result.path, result.sha)
+                    chunk.parse_failures.append((plan.slug_by_path[result.path], file, str(outcome)))
+            chunk.warnings = [FileWarning(a.path, message) for a in chunk.parsed for message in a.warnings]
+        log_failures(chunk.failures)
+        for warning in chunk.warnings:
+            log.warning(FILE_WARNING, extra={"path": warning.path, "warning": warning.message})
+        if deadline.limited:
+            chunk.read_s = began - deadline.remaining()
+        return chunk
+
+    def _read_with_images(
+        self,
+        plan: ReadPlan,
+        results: Sequence[FetchResult],
+        by_sha_path: dict[tuple[str, str], RepoFile],
+        chunk: Chunk,
+    ) -> None:
+        assert plan.assets is not None
+        options = self._options
         for result in results:
             if isinstance(result, FetchFailure):
                 chunk.failures.append(FileFailure(result.path, result.message, result.retryable))
                 continue
-            images = plan.assets.images_for(result.path) if plan.assets is not None else None
+            images = plan.assets.images_for(result.path)
             try:
                 article = parse_article(
                     result.path,
                     result.sha,
                     result.content,
-                    articles_dir=self._articles_dir,
-                    allow_raw_html=self._allow_raw_html,
-                    timezone=self._timezone,
-                    asset_base_url=self._asset_base_url,
-                    resolve_image=images.resolve if images is not None else None,
+                    articles_dir=options.articles_dir,
+                    allow_raw_html=options.allow_raw_html,
+                    timezone=options.timezone,
+                    asset_base_url=options.asset_base_url,
+                    resolve_image=images.resolve,
                 )
             except ArticleParseError as exc:
                 chunk.failures.append(FileFailure(result.path, str(exc), retryable=False))
@@ -103,13 +145,6 @@ class ChunkReader:
                 chunk.parse_failures.append((plan.slug_by_path[result.path], file, str(exc)))
                 continue
             chunk.parsed.append(article)
-            if images is not None and plan.assets is not None:
-                plan.assets.record(article.slug, images)
-                chunk.warnings += [FileWarning(article.path, message) for message in images.warnings]
+            plan.assets.record(article.slug, images)
+            chunk.warnings += [FileWarning(article.path, message) for message in images.warnings]
         chunk.warnings += [FileWarning(a.path, message) for a in chunk.parsed for message in a.warnings]
-        log_failures(chunk.failures)
-        for warning in chunk.warnings:
-            log.warning(FILE_WARNING, extra={"path": warning.path, "warning": warning.message})
-        if deadline.limited:
-            chunk.read_s = began - deadline.remaining()
-        return chunk
