@@ -143,7 +143,10 @@ class Worker:
                 return replayed
             if is_complete(opened.previous):
                 return SyncSummary(skipped_reason=ALREADY_PROCESSED)
-            return self._process_locked(user, delivery, push, Known(opened.index, opened.failures), deadline)
+            # The images' rows and references: one more read, only when blog-api stores the images.
+            assets = self._assets.start(user.id) if self._assets is not None else None
+            known = Known(opened.index, opened.failures, assets)
+            return self._process_locked(user, delivery, push, known, deadline)
 
     def _unknown_installation(self, delivery: DeliveryInfo, push: PushRef) -> NoReturn:
         fix = f"blog-api users set-installation --name <user> --installation-id {push.installation_id}"
