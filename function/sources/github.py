@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from function.articles.book_paths import is_book_path
 from function.articles.ignored import is_ignored_name
 from function.errors import BodyTooLarge, HttpError, SourcePermanentError, SourceUnavailable
 from function.github.app_auth import API_VERSION, GITHUB_JSON, is_rate_limited
@@ -217,6 +218,7 @@ class GitHubSource:
             entries = data["tree"]
             truncated = bool(data.get("truncated", False))
             files = [self._article_file(entry) for entry in entries]
+            book_files = [_book_file(entry) for entry in entries]
         except (ValueError, KeyError, TypeError, AttributeError):
             raise SourceUnavailable(f"{repo.full_name}: unreadable tree listing at {head}") from None
         if truncated:
@@ -224,7 +226,8 @@ class GitHubSource:
                 "GitHub tree listing truncated", extra={"repository": repo.full_name, "head_sha": head}
             )
         articles = sorted((f for f in files if f is not None), key=lambda f: f.path)
-        return Snapshot(head_sha=head, files=tuple(articles), complete=not truncated)
+        books = sorted((f for f in book_files if f is not None), key=lambda f: f.path)
+        return Snapshot(head_sha=head, files=tuple(articles), complete=not truncated, book_files=tuple(books))
 
     def _article_file(self, entry: Mapping[str, Any]) -> RepoFile | None:
         path, sha = entry["path"], entry.get("sha")
@@ -377,6 +380,16 @@ class GitHubSource:
                 extra={"repository": repo.full_name, "error": type(exc).__name__, "found": len(found)},
             )
         return found
+
+
+def _book_file(entry: Mapping[str, Any]) -> RepoFile | None:
+    """A Zenn book's file (config, chapter, cover) in the tree listing: a regular-file blob."""
+    path, sha, size = entry.get("path"), entry.get("sha"), entry.get("size")
+    if entry.get("type") != "blob" or entry.get("mode") == _SYMLINK_MODE:
+        return None
+    if not isinstance(path, str) or not isinstance(sha, str) or not is_book_path(path):
+        return None
+    return RepoFile(path=path, sha=sha.lower(), size=size if isinstance(size, int) else None)
 
 
 def _json_blob_content(body: bytes) -> bytes | None:

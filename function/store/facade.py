@@ -14,6 +14,8 @@ from collections.abc import Iterator
 import peewee
 
 from function.store.backends import MySQLDatabase, unwrap
+from function.store.book_reads import BookReadQueries
+from function.store.books import BookQueries
 from function.store.connection import close_quietly, connection, translate_errors
 from function.store.deliveries import DeliveryQueries
 from function.store.locks import LockQueries
@@ -21,7 +23,7 @@ from function.store.reads import ReadQueries
 from function.store.reconcile import ReconcileQueries
 
 
-class PeeweeStore(LockQueries, ReconcileQueries, DeliveryQueries, ReadQueries):
+class PeeweeStore(LockQueries, ReconcileQueries, DeliveryQueries, ReadQueries, BookQueries, BookReadQueries):
     """The database port of the worker, the CLI and the read routes: users and locks, the reconcile,
     deliveries and the read side, each in its own module."""
 
