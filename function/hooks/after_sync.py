@@ -50,8 +50,10 @@ def after_sync(
     (or named ``user_name``); then hand the sending to ``later``. A sync that changed nothing readers
     see and did not fail costs nothing: not one statement. Returns the endpoints queued for."""
     changes = None if isinstance(outcome, BaseException) else outcome.changes
+    # The Zenn books a sync changed (a BookChanges), when it synced books.
+    books = None if isinstance(outcome, BaseException) else getattr(outcome, "book_changes", None)
     reason = failure_reason(outcome)
-    if not changes and reason is None:
+    if not changes and not books and reason is None:
         return []
     try:
         with services.store() as store:
@@ -63,15 +65,16 @@ def after_sync(
                 return []
             hooks = services.hooks(store)
             queued = []
-            if changes:
+            if changes or books:
                 queued += hooks.queue_changes(
                     user.id,
                     user.name,
-                    published=changes.published,
-                    updated=changes.updated,
-                    unpublished=changes.unpublished,
+                    published=changes.published if changes else [],
+                    updated=changes.updated if changes else [],
+                    unpublished=changes.unpublished if changes else [],
                     head_sha=outcome.head_sha,
                     source=delivery,
+                    books=books.to_json() if books else None,
                 )
             if reason is not None:
                 summary = None if isinstance(outcome, BaseException) else outcome
