@@ -1,0 +1,88 @@
+"""The parts of the store the sync uses, as narrow ports: ``function.store.facade.PeeweeStore`` is the
+real one, and a test may hand any object with these methods."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Protocol
+
+from function.articles.parsed import ParsedArticle
+from function.store.records import (
+    ApplyResult,
+    DeliveryRecord,
+    RememberedFailure,
+    StoredArticle,
+    UserRecord,
+)
+
+
+class ArticleWrites(Protocol):
+    """Where the sync's reads are committed and its parse failures remembered."""
+
+    def apply(
+        self,
+        user_id: int,
+        articles: Sequence[ParsedArticle],
+        archive_slugs: Sequence[str],
+        now: datetime,
+        *,
+        index: Mapping[str, StoredArticle],
+    ) -> ApplyResult: ...
+
+    def remember_failures(
+        self, user_id: int, failures: Sequence[RememberedFailure], forget_slugs: Sequence[str]
+    ) -> None: ...
+
+
+class DeliveryLog(Protocol):
+    """The delivery records: what the worker saw, for idempotency and operators."""
+
+    def get_delivery(self, delivery_id: str) -> DeliveryRecord | None: ...
+
+    def last_sync(self, installation_id: int, repository: str) -> DeliveryRecord | None: ...
+
+    def start_delivery(
+        self,
+        delivery_id: str,
+        event: str,
+        installation_id: int | None,
+        repository: str | None,
+        received_at: datetime,
+        now: datetime,
+    ) -> None: ...
+
+    def finish_delivery(
+        self,
+        delivery_id: str,
+        *,
+        head_sha: str | None,
+        processed: int,
+        succeeded: int,
+        failed: int,
+        archived: int,
+        outcome: str,
+        error: str | None,
+        now: datetime,
+        written: int | None = None,
+        unchanged: int | None = None,
+    ) -> None: ...
+
+
+class WorkerStore(ArticleWrites, DeliveryLog, Protocol):
+    """Everything the worker asks of the store: the two ports above, users and their locks."""
+
+    def installation_user_locked(
+        self, installation_id: int, timeout_s: float
+    ) -> AbstractContextManager[UserRecord | None]: ...
+
+    def user_lock(self, user_id: int, timeout_s: float) -> AbstractContextManager[None]: ...
+
+    def get_user(self, name: str) -> UserRecord | None: ...
+
+    def pin_repository(self, user_id: int, repository: str, repository_id: int | None) -> None: ...
+
+    def load_index(self, user_id: int) -> Mapping[str, StoredArticle]: ...
+
+    def load_failures(self, user_id: int) -> Mapping[str, RememberedFailure]: ...

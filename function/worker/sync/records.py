@@ -1,0 +1,93 @@
+"""The delivery record the worker keeps for each push: started, then finished with its counts and error.
+
+Operators read it (``blog-api deliveries``), and replays are judged by it, so it says what may pass on
+a retry before what will not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from function.webhooks.envelope import PushRef
+from function.webhooks.push import DeliveryInfo
+from function.worker.sync.ports import DeliveryLog
+from function.worker.sync.summary import LEFT_PATHS_SHOWN, FileFailure, SyncSummary
+
+Clock = Callable[[], datetime]
+
+# Marks a failure in the delivery record that may pass on retry; a replay of that head syncs again.
+RETRYABLE_MARK = "[retryable]"
+
+
+class DeliveryRecorder:
+    """Writes one push delivery's record through the store's delivery log."""
+
+    def __init__(self, deliveries: DeliveryLog, clock: Clock) -> None:
+        self._deliveries = deliveries
+        self._clock = clock
+
+    def start(self, delivery: DeliveryInfo, push: PushRef) -> None:
+        self._deliveries.start_delivery(
+            delivery.delivery_id,
+            delivery.event,
+            push.installation_id,
+            push.repository,
+            delivery.received_at,
+            self._clock(),
+        )
+
+    def finish(self, delivery: DeliveryInfo, summary: SyncSummary) -> None:
+        """Record a sync's end: its counts, outcome and error text."""
+        self._deliveries.finish_delivery(
+            delivery.delivery_id,
+            head_sha=summary.head_sha,
+            processed=summary.processed,
+            succeeded=summary.succeeded,
+            failed=summary.failed,
+            archived=summary.archived,
+            outcome=summary.outcome,
+            error=delivery_error(summary),
+            now=self._clock(),
+            written=summary.written,
+            unchanged=summary.unchanged,
+        )
+
+    def finish_failed(self, delivery: DeliveryInfo, error: str) -> None:
+        self.finish_empty(delivery, "failed", error)
+
+    def finish_empty(
+        self, delivery: DeliveryInfo, outcome: str, error: str | None, head_sha: str | None = None
+    ) -> None:
+        """Record a delivery that ended before any article was read: every count zero."""
+        self._deliveries.finish_delivery(
+            delivery.delivery_id,
+            head_sha=head_sha,
+            processed=0,
+            succeeded=0,
+            failed=0,
+            archived=0,
+            outcome=outcome,
+            error=error,
+            now=self._clock(),
+        )
+
+
+def delivery_error(summary: SyncSummary) -> str | None:
+    """The delivery record's error text; what may pass on retry comes first, so its mark survives the cut."""
+    parts = [] if summary.listing_complete else [f"tree listing truncated, nothing archived {RETRYABLE_MARK}"]
+    if summary.left:
+        shown = ", ".join(summary.left[:LEFT_PATHS_SHOWN])
+        more = len(summary.left) - LEFT_PATHS_SHOWN
+        parts.append(
+            f"time budget reached, {len(summary.left)} files left for the next run {RETRYABLE_MARK}: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+        )
+    parts += [_failure_text(f) for f in sorted(summary.failures, key=lambda f: not f.retryable)]
+    parts += [f"warning: {w.path}: {w.message}" for w in summary.warnings]
+    return "; ".join(parts)[:2000] or None
+
+
+def _failure_text(failure: FileFailure) -> str:
+    text = f"{failure.path}: {failure.message}"
+    return f"{text} {RETRYABLE_MARK}" if failure.retryable else text

@@ -1,0 +1,100 @@
+"""Which pushes need no sync: a push from a repository the blog does not follow, a replayed head, and a
+delivery already processed. Each is recorded (but the duplicate, whose record stands) and skipped."""
+
+from __future__ import annotations
+
+import logging
+
+from function.store.records import DeliveryRecord, UserRecord
+from function.webhooks.envelope import PushRef
+from function.webhooks.push import DeliveryInfo
+from function.worker.sync.ports import DeliveryLog
+from function.worker.sync.records import RETRYABLE_MARK, DeliveryRecorder
+from function.worker.sync.summary import SyncSummary
+
+log = logging.getLogger(__name__)
+
+OTHER_REPOSITORY = "other repository"
+ALREADY_PROCESSED = "delivery already processed"
+HEAD_ALREADY_SYNCED = "head already synced"
+
+
+def same_name(a: str, b: str) -> bool:
+    """GitHub's owner/name comparison: case-insensitive."""
+    return a.casefold() == b.casefold()
+
+
+def follows(user: UserRecord, push: PushRef) -> bool:
+    """Whether the push comes from the repository the user's blog follows: by GitHub's id once both
+    sides know it (a deleted repository's name can be reused), else by name. A user who follows no
+    repository yet follows the first one that pushes (and it is pinned)."""
+    if user.repository is None:
+        return True
+    if user.repository_id is not None and push.repository_id is not None:
+        return bool(user.repository_id == push.repository_id)
+    return same_name(user.repository, push.repository)
+
+
+def is_complete(record: DeliveryRecord | None) -> bool:
+    """Whether a delivery's record says it is done: a success, or partial (only broken files failed).
+    A failed one runs again."""
+    return record is not None and record.outcome in ("success", "partial")
+
+
+class Replays:
+    """The skip decisions of one worker, recorded through its DeliveryRecorder."""
+
+    def __init__(self, deliveries: DeliveryLog, recorder: DeliveryRecorder) -> None:
+        self._deliveries = deliveries
+        self._recorder = recorder
+
+    def skip_other_repository(self, user: UserRecord, delivery: DeliveryInfo, push: PushRef) -> SyncSummary:
+        """A push from a repository the user's blog does not follow: an App installed on "All
+        repositories" receives every repository's pushes. Nothing is read or written but the record."""
+        followed = f"{user.repository} (id {user.repository_id or 'not seen yet'})"
+        pushed = f"{push.repository} (id {push.repository_id or 'unknown'})"
+        log.info(
+            "Push from another repository skipped",
+            extra={"delivery": delivery.delivery_id, "repository": pushed, "followed": followed},
+        )
+        self._recorder.start(delivery, push)
+        self._recorder.finish_empty(
+            delivery, "skipped", f"{OTHER_REPOSITORY}: {pushed}; the blog follows {followed}"[:2000]
+        )
+        return SyncSummary(skipped_reason=OTHER_REPOSITORY)
+
+    def head_already_synced(self, delivery: DeliveryInfo, push: PushRef) -> SyncSummary | None:
+        """Replays cost nothing: a push whose ``after`` is the head the latest sync of this user's
+        repository reached, with no transient failure left from it, is done without a GitHub request.
+        It also coalesces deliveries queued on the lock: the ones behind a sync of their head end here.
+        (X-GitHub-Delivery is not signed, so one captured push can come back under any number of ids.)
+        One SELECT, under the lock, before the read starts. The latest sync's own delivery, delivered
+        again, is not a replay but a duplicate: ``already_processed`` answers it."""
+        last = self._deliveries.last_sync(push.installation_id, push.repository)
+        if last is None or not push.after or last.head_sha != push.after:
+            return None
+        if last.delivery_id == delivery.delivery_id:
+            return None
+        if RETRYABLE_MARK in (last.error or ""):
+            # A file failed for a reason that may pass, or the listing was truncated: syncing this
+            # head again can still change something.
+            return None
+        self._recorder.start(delivery, push)
+        self._recorder.finish_empty(delivery, "skipped", None, head_sha=last.head_sha)
+        log.info(
+            "Head already synced",
+            extra={
+                "delivery": delivery.delivery_id,
+                "head_sha": last.head_sha,
+                "synced_by": last.delivery_id,
+            },
+        )
+        return SyncSummary(head_sha=last.head_sha, skipped_reason=HEAD_ALREADY_SYNCED)
+
+    def already_processed(self, delivery: DeliveryInfo) -> SyncSummary | None:
+        """The one duplicate check: this delivery id's own record is complete (GitHub delivers at
+        least once, and Lambda may run one event twice). Its record is left as it is."""
+        previous = self._deliveries.get_delivery(delivery.delivery_id)
+        if not is_complete(previous):
+            return None
+        return SyncSummary(skipped_reason=ALREADY_PROCESSED)

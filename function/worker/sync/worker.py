@@ -1,0 +1,214 @@
+"""The worker: reconcile every article of the repository into the database.
+
+Full-scan meaning, incremental cost: every run compares the whole tree listing (blob SHAs) with what
+the database holds, so a missed or failed delivery heals on the next push, but only the files whose
+SHA changed are fetched and parsed, and the writes are a constant number of batched statements.
+
+This class only orders the steps; each is a module of this package: the plan (``plan``), reading a
+chunk (``reading``), the loop under the deadline (``chunked``), the writes (``writing``), the skips
+(``replay``) and the delivery record (``records``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime, tzinfo
+from typing import NoReturn
+
+from function.aws.deadline import UNLIMITED, Deadline
+from function.errors import ConfigError, NotFound, UnknownInstallation
+from function.sources.port import ArticleSource, RepoRef
+from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
+from function.store.records import UserRecord
+from function.webhooks.envelope import PushRef
+from function.webhooks.push import DeliveryInfo
+from function.worker.budget import COMMIT_MARGIN_S, READ_CHUNK_BYTES, READ_CHUNK_FILES
+from function.worker.sync.chunked import ChunkedSync, Progress
+from function.worker.sync.plan import Known, Planner, ReadPlan
+from function.worker.sync.ports import WorkerStore
+from function.worker.sync.reading import Chunk, ChunkReader
+from function.worker.sync.records import DeliveryRecorder
+from function.worker.sync.replay import Replays, follows, same_name
+from function.worker.sync.summary import SyncSummary
+from function.worker.sync.writing import ArticleWriter
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    """Naive UTC, as the database stores it."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def repo_of(push: PushRef) -> RepoRef:
+    return RepoRef(push.repository, push.branch, push.installation_id, pushed_head=push.after)
+
+
+class Worker:
+    """Syncs one user's articles from an ArticleSource into a store."""
+
+    def __init__(
+        self,
+        store: WorkerStore,
+        source: ArticleSource,
+        *,
+        articles_dir: str = "articles",
+        allow_raw_html: bool = False,
+        timezone: tzinfo | None = None,
+        asset_base_url: str | None = None,
+        clock: Clock = utc_now,
+        # Under the database read time-out (30 s), or a long wait would look like an outage.
+        lock_timeout_s: float = 25.0,
+        batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
+        batch_max_bytes: int = TRANSACTION_MAX_BYTES,
+        chunk_max_files: int = READ_CHUNK_FILES,
+        chunk_max_bytes: int = READ_CHUNK_BYTES,
+        commit_margin_s: float = COMMIT_MARGIN_S,
+    ) -> None:
+        self._store = store
+        self._source = source
+        self._clock = clock
+        self._lock_timeout_s = lock_timeout_s
+        self._planner = Planner(
+            articles_dir, chunk_max_files=chunk_max_files, chunk_max_bytes=chunk_max_bytes
+        )
+        reader = ChunkReader(
+            source,
+            articles_dir=articles_dir,
+            allow_raw_html=allow_raw_html,
+            timezone=timezone,
+            asset_base_url=asset_base_url,
+        )
+        writer = ArticleWriter(
+            store, clock, batch_max_articles=batch_max_articles, batch_max_bytes=batch_max_bytes
+        )
+        self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s)
+        self._recorder = DeliveryRecorder(store, clock)
+        self._replays = Replays(store, self._recorder)
+
+    def process_push(
+        self, delivery: DeliveryInfo, push: PushRef, *, deadline: Deadline = UNLIMITED
+    ) -> SyncSummary:
+        """Process one push delivery, at-least-once safe, within ``deadline`` (the invocation's end):
+        no chunk of changed files starts unless it can be committed and recorded before it, and the
+        files left are in the summary, the delivery record and the log (the retry reads only those).
+
+        The per-user lock serialises deliveries for one user, and the head is read inside it, so
+        two deliveries that run at once or finish out of order can never roll content back. A
+        delivery already recorded as complete (a success, or partial: only broken files failed) is
+        skipped cheaply; a failed one runs again.
+        Raises UnknownInstallation (permanent) or the source's / database's retryable errors.
+        """
+        with self._store.installation_user_locked(push.installation_id, self._lock_timeout_s) as user:
+            if user is None:
+                self._unknown_installation(delivery, push)
+            if not follows(user, push):
+                return self._replays.skip_other_repository(user, delivery, push)
+            replayed = self._replays.head_already_synced(delivery, push)
+            if replayed is not None:
+                return replayed
+            # GitHub and the database are both tens of milliseconds away, and neither needs the other
+            # until the writes: the repository is read (listing, changed files, parsing) on another
+            # thread as soon as the lock is held (the head must be read under it), while this thread
+            # loads the index the read diffs against, then asks whether the delivery is a duplicate and
+            # records its start. A duplicate wastes at most that read; every other delivery saves the
+            # database's round trips. The block ends only once the read is over.
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read") as pool:
+                index_loaded: Future[Known] = Future()
+                reading = pool.submit(self._read_when_indexed, repo_of(push), index_loaded, deadline)
+                try:
+                    known = self._load_known(user.id)
+                except BaseException as exc:
+                    index_loaded.set_exception(exc)
+                    raise
+                index_loaded.set_result(known)
+                duplicate = self._replays.already_processed(delivery)
+                if duplicate is not None:
+                    return duplicate
+                return self._process_locked(user, delivery, push, known, reading, deadline)
+
+    def _unknown_installation(self, delivery: DeliveryInfo, push: PushRef) -> NoReturn:
+        fix = f"blog-api users set-installation --name <user> --installation-id {push.installation_id}"
+        log.error(
+            "Unknown installation",
+            extra={
+                "delivery": delivery.delivery_id,
+                "installation_id": push.installation_id,
+                "repository": push.repository,
+                "fix": fix,
+            },
+        )
+        # Recorded too, so `blog-api deliveries` shows why nothing synced, with the fix.
+        self._recorder.start(delivery, push)
+        self._recorder.finish_failed(delivery, f"unknown installation {push.installation_id}: {fix}")
+        raise UnknownInstallation(push.installation_id)
+
+    def _load_known(self, user_id: int) -> Known:
+        return Known(self._store.load_index(user_id), self._store.load_failures(user_id))
+
+    def _read_when_indexed(
+        self, repo: RepoRef, index_loaded: Future[Known], deadline: Deadline
+    ) -> tuple[ReadPlan, Chunk | None]:
+        """The listing, its diff with the index and the first chunk: the part of a push's read that
+        can go on while the database work before the writes runs."""
+        plan = self._planner.plan(self._source.snapshot(repo), index_loaded.result())
+        return plan, self._chunked.first_chunk(repo, plan, deadline)
+
+    def _process_locked(
+        self,
+        user: UserRecord,
+        delivery: DeliveryInfo,
+        push: PushRef,
+        known: Known,
+        reading: Future[tuple[ReadPlan, Chunk | None]],
+        deadline: Deadline,
+    ) -> SyncSummary:
+        """The delivery's work once its user's lock is held and the repository's read is on the way."""
+        self._recorder.start(delivery, push)
+        if user.repository is None or (user.repository_id is None and push.repository_id is not None):
+            # The first push pins the repository (a user added without one), or the first push from
+            # the named repository pins its id. Never a change: ``follows`` let only these through.
+            self._store.pin_repository(user.id, user.repository or push.repository, push.repository_id)
+        try:
+            plan, first = reading.result()
+            summary = self._chunked.run(user.id, repo_of(push), plan, known, deadline, first=first)
+        except Exception as exc:
+            self._recorder.finish_failed(delivery, f"{type(exc).__name__}: {exc}"[:2000])
+            raise
+        self._recorder.finish(delivery, summary)
+        return summary
+
+    def sync_user(
+        self,
+        name: str,
+        *,
+        branch: str | None = None,
+        repository: str | None = None,
+        progress: Progress | None = None,
+        deadline: Deadline = UNLIMITED,
+        rebuild: bool = False,
+    ) -> SyncSummary:
+        """A full scan for one user now (the CLI's ``sync``), under the same lock as deliveries, of the
+        repository the user follows. ``repository`` (owner/name) names it for a user who follows none
+        yet, and pins it; for any other user it must be the one they follow (ConfigError if not).
+        ``rebuild``: read and render every article again, unchanged files too (after an upgrade that
+        renders or reads front matter differently; an unchanged article keeps its ``updatedAt``)."""
+        user = self._store.get_user(name)
+        if user is None:
+            raise NotFound(f"no user named {name!r}")
+        if repository and user.repository and not same_name(repository, user.repository):
+            raise ConfigError(
+                f"user {name!r} follows {user.repository}, not {repository}: "
+                f"blog-api users set-repository --name {name} --repository {repository} changes it"
+            )
+        repo = RepoRef(user.repository or repository or "", branch, user.installation_id)
+        with self._store.user_lock(user.id, self._lock_timeout_s):
+            if user.repository is None and repository:
+                self._store.pin_repository(user.id, repository, None)
+            known = self._load_known(user.id)
+            plan = self._planner.plan(self._source.snapshot(repo), known, rebuild=rebuild)
+            return self._chunked.run(user.id, repo, plan, known, deadline, progress=progress)
