@@ -67,7 +67,7 @@ def test_chapters_list_orders_and_leaves_out_unlisted_files() -> None:
 
 def test_listed_chapter_without_its_file_fails_the_book() -> None:
     config = parse_book_config(b"title: T\nchapters: [intro, missing]\n")
-    with pytest.raises(ArticleParseError, match="lists 'missing' but there is no missing.md"):
+    with pytest.raises(ArticleParseError, match=r"lists 'missing' but there is no missing\.md"):
         place_chapters(config, _files("intro.md"))
 
 
@@ -78,7 +78,8 @@ def test_numbered_files_order_by_number_not_by_name() -> None:
     )
     assert [(p.slug, p.position) for p in places] == [("stacks", 1), ("components", 2), ("testing", 3)]
     assert warnings == [
-        "books/my-first-book/notes.md: not named <number>.<slug>.md and no 'chapters' list names it (left out)"
+        "books/my-first-book/notes.md: not named <number>.<slug>.md"
+        " and no 'chapters' list names it (left out)"
     ]
 
 

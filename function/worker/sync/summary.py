@@ -51,6 +51,8 @@ class SyncSummary:
     left: list[str] = field(default_factory=list)
     # What readers see change (published, updated, unpublished slugs), for the outgoing webhooks.
     changes: ReaderChanges = field(default_factory=ReaderChanges)
+    # The same for Zenn books (a BookChanges); the counts above include the books.
+    book_changes: Any = None
 
     @property
     def retryable(self) -> bool:

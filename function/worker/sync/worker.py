@@ -25,6 +25,7 @@ from function.store.records import UserRecord
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.budget import COMMIT_MARGIN_S, READ_CHUNK_BYTES, READ_CHUNK_FILES
+from function.worker.sync.books import BookSync
 from function.worker.sync.chunked import ChunkedSync, Progress
 from function.worker.sync.plan import Known, Planner, ReadPlan
 from function.worker.sync.ports import WorkerStore
@@ -88,6 +89,9 @@ class Worker:
         )
         self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s)
         self._recorder = DeliveryRecorder(store, clock)
+        self._books = BookSync(
+            store, source, clock=clock, allow_raw_html=allow_raw_html, asset_base_url=asset_base_url
+        )
         self._replays = Replays(store, self._recorder)
 
     def process_push(
@@ -176,6 +180,7 @@ class Worker:
         try:
             plan, first = reading.result()
             summary = self._chunked.run(user.id, repo_of(push), plan, known, deadline, first=first)
+            self._sync_books(user.id, repo_of(push), plan, summary)
         except Exception as exc:
             self._recorder.finish_failed(delivery, f"{type(exc).__name__}: {exc}"[:2000])
             raise
@@ -211,4 +216,14 @@ class Worker:
                 self._store.pin_repository(user.id, repository, None)
             known = self._load_known(user.id)
             plan = self._planner.plan(self._source.snapshot(repo), known, rebuild=rebuild)
-            return self._chunked.run(user.id, repo, plan, known, deadline, progress=progress)
+            summary = self._chunked.run(user.id, repo, plan, known, deadline, progress=progress)
+            self._sync_books(user.id, repo, plan, summary, rebuild=rebuild)
+            return summary
+
+    def _sync_books(
+        self, user_id: int, repo: RepoRef, plan: ReadPlan, summary: SyncSummary, *, rebuild: bool = False
+    ) -> None:
+        """Sync the Zenn books of the same listing once the articles are committed; not when the time
+        budget left article files for the next run (the books then wait for it too)."""
+        if not summary.left:
+            self._books.run(user_id, repo, plan.snapshot, rebuild=rebuild).add_to(summary)
