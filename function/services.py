@@ -141,7 +141,7 @@ class Services:
             if self._hook_parts is None:
                 self._hook_parts, self._hook_parts_built = parts_from_settings(self.settings), True
             parts = self._hook_parts
-        return dispatcher(parts, store.db, self.settings.site_url)
+        return dispatcher(parts, store.hooks, self.settings.site_url)
 
     def after_sync(self, outcome: Any, **options: Any) -> list[str]:
         """Tell the user's webhook endpoints what a finished sync changed, or that it failed

@@ -18,8 +18,7 @@ from function.cli.durations import DURATION, iso
 def redeliver(ctx: Context, since: timedelta, dry_run: bool) -> None:
     """Redeliver failed GitHub App deliveries (GitHub's documented algorithm; see the README, "Operating")."""
     from function.github.hook_deliveries import api_from_settings
-    from function.store.connection import connection
-    from function.store.sweep_state import SweepStateStore
+    from function.store.facade import job_store
     from function.worker.redelivery import MAX_WINDOW, iter_lines, sweep, sync_undelivered_push
 
     services = ctx.services()
@@ -28,10 +27,10 @@ def redeliver(ctx: Context, since: timedelta, dry_run: bool) -> None:
         since = MAX_WINDOW
     api, http = api_from_settings(services.settings)
     try:
-        with connection(ctx.existing_database()) as db:
+        with job_store(ctx.existing_database()) as store:
             report = sweep(
                 api,
-                SweepStateStore(db),
+                store.sweep_state(),
                 now=datetime.now(UTC),
                 window=since,
                 dry_run=dry_run,

@@ -36,10 +36,10 @@ def parts_from_settings(settings: Any) -> HookParts:
     return HookParts(transport, alarm=alarm)
 
 
-def dispatcher(parts: HookParts, db: Any, site_url: str | None) -> HookDispatcher:
-    """A dispatcher on a job's database connection."""
+def dispatcher(parts: HookParts, hooks: HookStore, site_url: str | None) -> HookDispatcher:
+    """A dispatcher on a job's store (``store.hooks``: the job's database connection)."""
     return HookDispatcher(
-        HookStore(db),
+        hooks,
         parts.transport,
         timing=parts.timing,
         rng=parts.rng,

@@ -1,4 +1,4 @@
-"""What every part of the store shares: the database it runs on, and error translation."""
+"""What every part of the store shares: the session it runs in, and error translation."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, ParamSpec, TypeVar
 import peewee
 
 from function.store.backends import unwrap
-from function.store.connection import translate_errors
+from function.store.connection import Session, translate_errors
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -26,18 +26,19 @@ def translated(method: Callable[P, R]) -> Callable[P, R]:
     return inner
 
 
-class StoreBase:
-    def __init__(self, db: peewee.Database | peewee.DatabaseProxy, *, closes_after_job: bool = False) -> None:
-        """``closes_after_job``: the connection is closed as soon as the caller's job ends (``job_store``),
-        and the server drops a session's named locks with it, so ``installation_user_locked`` need not
-        send RELEASE_LOCK: one round trip less per delivery."""
-        self._db = unwrap(db)
-        self._closes_after_job = closes_after_job
-        self._held_server_locks: set[int] = set()  # user ids whose named lock this store holds
+def session_of(db: Session | peewee.Database | peewee.DatabaseProxy) -> Session:
+    """``db`` itself when it is a session; else a new session on the database (its connection owned by
+    the caller)."""
+    return db if isinstance(db, Session) else Session(unwrap(db))
 
-    def holds_server_locks(self) -> bool:
-        """True while a named lock taken by this store was not released (its release failed)."""
-        return bool(self._held_server_locks)
+
+class StoreBase:
+    """One group of queries (users, locks, reconcile, deliveries, reads, sweep state, outgoing webhooks):
+    each is its own object on a ``Session``, and ``PeeweeStore`` composes them on one session."""
+
+    def __init__(self, db: Session | peewee.Database | peewee.DatabaseProxy) -> None:
+        self._session = session_of(db)
+        self._db = self._session.db
 
     @property
     def db(self) -> peewee.Database:

@@ -1,17 +1,21 @@
-"""Connections per request or job, and what a driver error means: unavailable (retryable) or a bug."""
+"""The one module that decides how long a connection lives: per request or job (``connection``), kept
+for the next job on a warm Lambda (``job_session``), closed even when it died (``close_quietly``); and
+what a driver error means: unavailable (retryable) or a bug."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 import sqlite3
+import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import peewee
 import pymysql
 
 from function.errors import DatabaseNotInitialised, DatabaseUnavailable
-from function.store.backends import unwrap
+from function.store.backends import MySQLDatabase, unwrap
 from function.store.driver_errors import AUTH_ERRORS, error_chain, error_code, is_connection_error
 
 log = logging.getLogger(__name__)
@@ -97,3 +101,67 @@ def close_quietly(db: peewee.Database) -> None:
     except (peewee.PeeweeException, pymysql.err.Error, sqlite3.Error, OSError) as exc:
         # A dropped connection cannot be closed politely; Peewee has reset its state anyway.
         log.debug("Closing a broken database connection failed", extra={"error": str(exc)})
+
+
+@dataclass
+class Session:
+    """One store's hold on a database: the connection's database, whether the job's end closes it, and
+    the named server locks taken on it and not yet released. Every part of one store shares one."""
+
+    db: peewee.Database
+    # The connection is closed as soon as the caller's job ends (``job_session``), and the server drops
+    # a session's named locks with it, so a lock need not be released by a statement: one round trip
+    # less per delivery.
+    closes_after_job: bool = False
+    held_server_locks: set[int] = field(default_factory=set)  # user ids whose named lock is held
+
+    def holds_server_locks(self) -> bool:
+        """True while a named lock taken in this session was not released (its release failed)."""
+        return bool(self.held_server_locks)
+
+
+@contextlib.contextmanager
+def job_session(db: peewee.Database | peewee.DatabaseProxy, *, keep: bool = False) -> Iterator[Session]:
+    """A session on a connection opened for one request or job and closed when the block ends (connect
+    and close per job). When this block opened the connection, the session knows the close will release
+    its named locks; inside someone else's connection the store releases them itself.
+
+    ``keep``: the connection stays open after the job for the next one on this thread (a warm Lambda
+    invocation saves the TCP, TLS and authentication round trips). The store then releases its named
+    locks itself; the connection is closed anyway when the job failed, left a transaction open or
+    could not release a lock, so nothing of a job outlives it. A kept connection that died in between
+    is replaced on the next job's first statement (``MySQLDatabase.check_first_statement``)."""
+    real = unwrap(db)
+    if keep:
+        with _kept_connection_job(real) as session:
+            yield session
+        return
+    opens_here = real.is_closed()
+    with connection(real):
+        yield Session(real, closes_after_job=opens_here)
+
+
+_jobs = threading.local()
+
+
+@contextlib.contextmanager
+def _kept_connection_job(real: peewee.Database) -> Iterator[Session]:
+    session = Session(real, closes_after_job=False)
+    if getattr(_jobs, "open", False):
+        yield session  # inside a job of this thread: the outer block decides about the connection
+        return
+    if isinstance(real, MySQLDatabase) and not real.is_closed():
+        real.check_first_statement(True)
+    _jobs.open = True
+    done = False
+    try:
+        with translate_errors():
+            real.connect(reuse_if_open=True)
+            yield session
+        done = True
+    finally:
+        _jobs.open = False
+        if isinstance(real, MySQLDatabase):
+            real.check_first_statement(False)
+        if not done or real.in_transaction() or session.holds_server_locks():
+            close_quietly(real)

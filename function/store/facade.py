@@ -1,75 +1,104 @@
 """The store: everything blog-api reads and writes in the database, as plain records.
 
 ``PeeweeStore(db)`` runs every query against the database it was given (queries are bound to it
-explicitly, so two stores on two databases never interfere). Writes that must be all-or-nothing run in
-one transaction; connection failures surface as ``function.errors.DatabaseUnavailable`` (retryable).
+explicitly, so two stores on two databases never interfere). It is composed of one part per concern,
+each its own object on one ``Session``: ``users``, ``locks``, ``reconcile``, ``deliveries``, ``reads``,
+``hooks`` (the outgoing webhooks), ``sweep_state``, and ``books`` and ``book_reads`` (Zenn books); the
+parts' methods are also the store's own, under the same names. Writes that must be all-or-nothing run in
+one transaction; connection failures surface as ``function.errors.DatabaseUnavailable`` (retryable). How
+long a connection lives is decided in ``function.store.connection`` alone.
 """
 
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 
 import peewee
 
-from function.store.backends import MySQLDatabase, unwrap
+from function.store.base import session_of
 from function.store.book_reads import BookReadQueries
 from function.store.books import BookQueries
-from function.store.connection import close_quietly, connection, translate_errors
+from function.store.connection import Session, job_session
 from function.store.deliveries import DeliveryQueries
+from function.store.forward import Forward
+from function.store.hooks import HookStore
 from function.store.locks import LockQueries
 from function.store.reads import ReadQueries
 from function.store.reconcile import ReconcileQueries
+from function.store.sweep_state import GITHUB_APP_SWEEP, SweepStateStore
+from function.store.users import UserQueries
 
 
-class PeeweeStore(LockQueries, ReconcileQueries, DeliveryQueries, ReadQueries, BookQueries, BookReadQueries):
-    """The database port of the worker, the CLI and the read routes: users and locks, the reconcile,
-    deliveries and the read side, each in its own module."""
+class PeeweeStore:
+    """The database port of the worker, the CLI and the read routes."""
+
+    def __init__(self, db: Session | peewee.Database | peewee.DatabaseProxy) -> None:
+        self.session = session_of(db)
+        self.users = UserQueries(self.session)
+        self.locks = LockQueries(self.session, self.users)
+        self.reconcile = ReconcileQueries(self.session)
+        self.deliveries = DeliveryQueries(self.session)
+        self.reads = ReadQueries(self.session)
+        self.hooks = HookStore(self.session)
+        self.books = BookQueries(self.session)
+        self.book_reads = BookReadQueries(self.session)
+
+    @property
+    def db(self) -> peewee.Database:
+        return self.session.db
+
+    def holds_server_locks(self) -> bool:
+        """True while a named lock taken by this store was not released (its release failed)."""
+        return self.session.holds_server_locks()
+
+    def sweep_state(self, name: str = GITHUB_APP_SWEEP) -> SweepStateStore:
+        """Where the redelivery sweep called ``name`` stopped."""
+        return SweepStateStore(self.session, name)
+
+    # Users
+    add_user = Forward("users", UserQueries.add_user)
+    get_user = Forward("users", UserQueries.get_user)
+    find_user_by_installation = Forward("users", UserQueries.find_user_by_installation)
+    list_users = Forward("users", UserQueries.list_users)
+    set_installation = Forward("users", UserQueries.set_installation)
+    set_repository = Forward("users", UserQueries.set_repository)
+    pin_repository = Forward("users", UserQueries.pin_repository)
+    # Locks
+    installation_user_locked = Forward("locks", LockQueries.installation_user_locked)
+    user_lock = Forward("locks", LockQueries.user_lock)
+    # The reconcile
+    load_index = Forward("reconcile", ReconcileQueries.load_index)
+    load_failures = Forward("reconcile", ReconcileQueries.load_failures)
+    remember_failures = Forward("reconcile", ReconcileQueries.remember_failures)
+    apply = Forward("reconcile", ReconcileQueries.apply)
+    # Deliveries
+    get_delivery = Forward("deliveries", DeliveryQueries.get_delivery)
+    start_delivery = Forward("deliveries", DeliveryQueries.start_delivery)
+    finish_delivery = Forward("deliveries", DeliveryQueries.finish_delivery)
+    last_sync = Forward("deliveries", DeliveryQueries.last_sync)
+    recent_deliveries = Forward("deliveries", DeliveryQueries.recent_deliveries)
+    # The read side
+    published_page = Forward("reads", ReadQueries.published_page)
+    published_articles = Forward("reads", ReadQueries.published_articles)
+    published_article = Forward("reads", ReadQueries.published_article)
+    published_tag_paths = Forward("reads", ReadQueries.published_tag_paths)
+    sitemap_entries = Forward("reads", ReadQueries.sitemap_entries)
+    # Zenn books: the sync's side, then the read side
+    load_book_index = Forward("books", BookQueries.load_book_index)
+    load_book_failures = Forward("books", BookQueries.load_book_failures)
+    remember_book_failures = Forward("books", BookQueries.remember_book_failures)
+    apply_book = Forward("books", BookQueries.apply_book)
+    archive_books = Forward("books", BookQueries.archive_books)
+    published_books_page = Forward("book_reads", BookReadQueries.published_books_page)
+    published_book = Forward("book_reads", BookReadQueries.published_book)
+    published_chapter = Forward("book_reads", BookReadQueries.published_chapter)
+    book_sitemap_entries = Forward("book_reads", BookReadQueries.book_sitemap_entries)
 
 
 @contextlib.contextmanager
 def job_store(db: peewee.Database | peewee.DatabaseProxy, *, keep: bool = False) -> Iterator[PeeweeStore]:
-    """A store on a connection opened for one request or job and closed when the block ends (connect
-    and close per job). When this block opened the connection, the store knows the close will release
-    its named locks (see ``PeeweeStore``); inside someone else's connection it releases them itself.
-
-    ``keep``: the connection stays open after the job for the next one on this thread (a warm Lambda
-    invocation saves the TCP, TLS and authentication round trips). The store then releases its named
-    locks itself; the connection is closed anyway when the job failed, left a transaction open or
-    could not release a lock, so nothing of a job outlives it. A kept connection that died in between
-    is replaced on the next job's first statement (``MySQLDatabase.check_first_statement``)."""
-    real = unwrap(db)
-    if keep:
-        with _kept_connection_job(real) as store:
-            yield store
-        return
-    opens_here = real.is_closed()
-    with connection(real):
-        yield PeeweeStore(real, closes_after_job=opens_here)
-
-
-_jobs = threading.local()
-
-
-@contextlib.contextmanager
-def _kept_connection_job(real: peewee.Database) -> Iterator[PeeweeStore]:
-    store = PeeweeStore(real, closes_after_job=False)
-    if getattr(_jobs, "open", False):
-        yield store  # inside a job of this thread: the outer block decides about the connection
-        return
-    if isinstance(real, MySQLDatabase) and not real.is_closed():
-        real.check_first_statement(True)
-    _jobs.open = True
-    done = False
-    try:
-        with translate_errors():
-            real.connect(reuse_if_open=True)
-            yield store
-        done = True
-    finally:
-        _jobs.open = False
-        if isinstance(real, MySQLDatabase):
-            real.check_first_statement(False)
-        if not done or real.in_transaction() or store.holds_server_locks():
-            close_quietly(real)
+    """A store on a connection opened for one request or job and closed when the block ends (see
+    ``function.store.connection.job_session``: ``keep`` keeps it for the next job on this thread)."""
+    with job_session(db, keep=keep) as session:
+        yield PeeweeStore(session)

@@ -17,9 +17,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-import peewee
-
-from function.store.backends import unwrap
+from function.store.base import StoreBase
 from function.store.batching import write_transaction
 from function.store.connection import translate_errors
 from function.store.hook_records import AttemptRecord, EndpointRecord, EventRecord, NewAttempt
@@ -80,11 +78,9 @@ def new_id(prefix: str) -> str:
     return prefix + secrets.token_hex(8 if prefix == "ep_" else 12)
 
 
-class HookStore:
-    """Reads and writes the outgoing webhooks' tables on ``db`` (connected by the caller's job)."""
-
-    def __init__(self, db: peewee.Database | peewee.DatabaseProxy) -> None:
-        self._db = unwrap(db)
+class HookStore(StoreBase):
+    """Reads and writes the outgoing webhooks' tables on ``db`` (connected by the caller's job); a part
+    of ``PeeweeStore`` (``store.hooks``), or on its own for a database."""
 
     @contextmanager
     def _job(self, *, write: bool = False) -> Iterator[None]:
@@ -370,10 +366,6 @@ class HookStore:
         order = HookEvent.created_at.desc() if newest else HookEvent.next_attempt_at
         row = self._first(query.order_by(order, HookEvent.created_at, HookEvent.id))
         return _event(row) if row else None
-
-    def _first(self, query: Any) -> tuple[Any, ...] | None:
-        row: tuple[Any, ...] | None = query.tuples().bind(self._db).first()
-        return row
 
 
 def _json(data: Mapping[str, Any]) -> str:

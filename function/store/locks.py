@@ -13,7 +13,8 @@ from peewee import fn
 
 from function.errors import LockTimeout
 from function.store.backends import is_mysql
-from function.store.connection import connection, translate_errors
+from function.store.base import StoreBase
+from function.store.connection import Session, connection, translate_errors
 from function.store.models import (
     User,
 )
@@ -31,7 +32,18 @@ _sqlite_locks: dict[tuple[str, int], threading.Lock] = {}
 _sqlite_locks_guard = threading.Lock()
 
 
-class LockQueries(UserQueries):
+class LockQueries(StoreBase):
+    """The per-user sync lock, held in the store's session (whose end may release it)."""
+
+    def __init__(self, session: Session, users: UserQueries) -> None:
+        super().__init__(session)
+        self._users = users
+        self._closes_after_job = session.closes_after_job
+        self._held_server_locks = session.held_server_locks  # the session's set, shared
+
+    def find_user_by_installation(self, installation_id: int) -> UserRecord | None:
+        return self._users.find_user_by_installation(installation_id)
+
     @contextlib.contextmanager
     def installation_user_locked(self, installation_id: int, timeout_s: float) -> Iterator[UserRecord | None]:
         """The user registered for an App installation, with that user's sync lock (``user_lock``) held

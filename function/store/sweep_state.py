@@ -8,20 +8,23 @@ from __future__ import annotations
 
 import peewee
 
-from function.store.backends import unwrap
+from function.store.base import StoreBase
 from function.store.batching import upsert_many
+from function.store.connection import Session
 from function.store.models import SweepState, to_naive_utc
 from function.store.records import Watermark
 
 GITHUB_APP_SWEEP = "github-app-hook"
 
 
-class SweepStateStore:
-    """Loads and saves one sweep's watermark. The table is created on first use, so a database set up
-    before this table existed needs no migration step."""
+class SweepStateStore(StoreBase):
+    """Loads and saves one sweep's watermark (``store.sweep_state()``). The table is created on first
+    use, so a database set up before this table existed needs no migration step."""
 
-    def __init__(self, db: peewee.Database | peewee.DatabaseProxy, name: str = GITHUB_APP_SWEEP) -> None:
-        self._db = unwrap(db)
+    def __init__(
+        self, db: Session | peewee.Database | peewee.DatabaseProxy, name: str = GITHUB_APP_SWEEP
+    ) -> None:
+        super().__init__(db)
         self._name = name
         self._ready = False
 

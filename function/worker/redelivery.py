@@ -264,7 +264,6 @@ def run_scheduled(
     pushes too large for Lambda are synced here, within ``deadline``. First, the outgoing webhooks
     that are due (retries, and anything left) are sent: they need no GitHub App."""
     from function.github.hook_deliveries import api_from_settings
-    from function.store.sweep_state import SweepStateStore
 
     send_due_webhooks(services, deadline)
     api, http = api_from_settings(services.settings)
@@ -272,7 +271,7 @@ def run_scheduled(
         with services.store() as store:
             report = sweep(
                 api,
-                SweepStateStore(store.db),
+                store.sweep_state(),
                 now=now or datetime.now(UTC),
                 catch_up=True,
                 metrics=metrics,
