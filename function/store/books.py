@@ -4,13 +4,13 @@ transaction, archiving the books whose folder is gone, and remembering the books
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from function.store.base import StoreBase
 from function.store.base import translated as _translated
-from function.store.batching import KEY_CHUNK_SIZE, chunked, upsert_many
+from function.store.batching import BATCH_MAX_BYTES, CHUNK_SIZE, KEY_CHUNK_SIZE, chunked, upsert_many
 from function.store.book_records import BookWrite, StoredBook, StoredChapter
 from function.store.models import Book, BookChapter, FailedBook
 from function.store.records import RememberedFailure
@@ -183,13 +183,14 @@ class BookQueries(StoreBase):
                 BookChapter.update(position=chapter.position).where(
                     BookChapter.book == book_id, BookChapter.slug == chapter.slug
                 ).bind(self._db).execute()
-        upsert_many(
-            self._db,
-            BookChapter,
-            rows,
-            conflict_target=[BookChapter.book, BookChapter.slug],
-            preserve=_CHAPTER_PRESERVE,
-        )
+        for group in _by_size(rows):
+            upsert_many(
+                self._db,
+                BookChapter,
+                group,
+                conflict_target=[BookChapter.book, BookChapter.slug],
+                preserve=_CHAPTER_PRESERVE,
+            )
 
     @_translated
     def archive_books(self, user_id: int, slugs: Sequence[str], now: datetime) -> list[str]:
@@ -205,6 +206,23 @@ class BookQueries(StoreBase):
                 seen += [row[0] for row in self._rows(query)]
                 Book.update(archived=True, archived_at=now).where(where).bind(self._db).execute()
         return seen
+
+
+def _by_size(rows: Sequence[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    """``rows`` in INSERTs of at most ``CHUNK_SIZE`` rows and about ``BATCH_MAX_BYTES`` of text each (a
+    chapter may be 1 MiB of Markdown and more of HTML: a few hundred in one statement would pass
+    MySQL's max_allowed_packet); a bigger row goes alone."""
+    group: list[dict[str, Any]] = []
+    size = 0
+    for row in rows:
+        cost = 512 + sum(len(str(row[key]).encode()) for key in ("content", "content_html", "toc", "title"))
+        if group and (len(group) >= CHUNK_SIZE or size + cost > BATCH_MAX_BYTES):
+            yield group
+            group, size = [], 0
+        group.append(row)
+        size += cost
+    if group:
+        yield group
 
 
 def _chapter_row(book_id: int, position: int, parsed: Any, now: datetime) -> dict[str, Any]:
