@@ -51,6 +51,7 @@ MAX_CHAPTERS = 500
 KNOWN_CONFIG_KEYS = frozenset(
     {"title", "summary", "topics", "tags", "published", "publish", "price", "chapters"}
 )
+UNNAMED_CHAPTER = "not named <number>.<slug>.md and no 'chapters' list names it (left out)"
 KNOWN_CHAPTER_KEYS = frozenset({"title", "free"})
 
 
@@ -166,9 +167,9 @@ def _chapter_list(value: Any) -> tuple[str, ...] | None:
 
 def place_chapters(
     config: BookConfig, chapter_files: Mapping[str, BookPath]
-) -> tuple[list[ChapterPlace], list[str]]:
+) -> tuple[list[ChapterPlace], list[tuple[str, str]]]:
     """The book's chapters in Zenn's order, from its config and its chapter files (repository path →
-    ``BookPath``); and warnings for files left out. ``ArticleParseError`` when the files and the
+    ``BookPath``); and (path, warning) for the files left out. ``ArticleParseError`` when the files and the
     config disagree in a way that leaves the book broken (a listed chapter missing, a bad name)."""
     if config.chapter_slugs is not None:
         by_slug = {path.name.removesuffix(".md"): repo_path for repo_path, path in chapter_files.items()}
@@ -182,12 +183,12 @@ def place_chapters(
         ]
         return places, []
     numbered: list[tuple[int, str, str]] = []
-    warnings: list[str] = []
+    warnings: list[tuple[str, str]] = []
     for repo_path, path in sorted(chapter_files.items()):
         found = numbered_chapter(path.name)
         if found is None:
             warnings.append(
-                f"{repo_path}: not named <number>.<slug>.md and no 'chapters' list names it (left out)"
+                (repo_path, "not named <number>.<slug>.md and no 'chapters' list names it (left out)")
             )
             continue
         number, slug = found

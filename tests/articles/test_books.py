@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from function.articles.book_paths import book_path, book_slug_error, chapter_slug_error, numbered_chapter
-from function.articles.books import BookPath, parse_book_config, parse_chapter, place_chapters
+from function.articles.books import (
+    BookPath,
+    parse_book_config,
+    parse_chapter,
+    place_chapters,
+)
 from function.errors import ArticleParseError
 
 
@@ -78,8 +83,10 @@ def test_numbered_files_order_by_number_not_by_name() -> None:
     )
     assert [(p.slug, p.position) for p in places] == [("stacks", 1), ("components", 2), ("testing", 3)]
     assert warnings == [
-        "books/my-first-book/notes.md: not named <number>.<slug>.md"
-        " and no 'chapters' list names it (left out)"
+        (
+            "books/my-first-book/notes.md",
+            "not named <number>.<slug>.md and no 'chapters' list names it (left out)",
+        )
     ]
 
 

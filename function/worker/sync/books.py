@@ -11,7 +11,6 @@ book has depends on its config).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -41,9 +40,7 @@ from function.worker.sync.book_plan import (
     still_broken,
 )
 from function.worker.sync.ports import BookStore
-from function.worker.sync.summary import FileFailure, FileWarning, SyncSummary
-
-log = logging.getLogger(__name__)
+from function.worker.sync.summary import FileFailure, FileWarning, SyncSummary, log_failures
 
 
 @dataclass
@@ -133,8 +130,7 @@ class BookSync:
         result.failed = len(failures)
         failed = {f.path.split("/")[1] for f in failures}
         result.drafts = sum(not publishes(book) for book in books if book.slug not in failed)
-        for failure in failures:
-            log.warning("Book failed", extra={"path": failure.path, "error": failure.message})
+        log_failures([FileFailure(f.path, f.message, f.retryable, f.remembered) for f in failures])
         return result
 
     def _read_configs(
@@ -175,7 +171,7 @@ class BookSync:
                 self._fail(book, book.folder + "/", book.fingerprint(), str(exc), failures, new_failures)
                 books.remove(book)
                 continue
-            result.warnings += [(book.folder + "/", w) for w in warnings]
+            result.warnings += warnings
 
     def _read_chapters(
         self,
