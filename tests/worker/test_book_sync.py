@@ -199,3 +199,20 @@ def test_rebuild_reads_every_book_again(store: PeeweeStore, repo: Path) -> None:
 
     assert result.failed == 0
     assert len(source.fetched) == 3 + 3 + 3 + 1  # three configs, then every chapter of every book
+
+
+def test_reverting_a_broken_config_forgets_the_failure(store: PeeweeStore, repo: Path) -> None:
+    config = repo / "books/lambda-field-notes/config.yaml"
+    good = config.read_bytes()
+    sync(store, RecordingSource(repo))
+    config.write_text("title: [unclosed\n")
+    assert sync(store, RecordingSource(repo)).failed == 1
+    config.write_bytes(good)  # back to the blob that is stored: nothing to read
+
+    source = RecordingSource(repo)
+    result = sync(store, source)
+
+    user = store.get_user("alice")
+    assert user is not None
+    assert (result.failed, source.fetched) == (0, [])
+    assert store.load_book_failures(user.id) == {}

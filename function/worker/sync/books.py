@@ -125,7 +125,7 @@ class BookSync:
             gone = [slug for slug, stored in index.items() if slug not in listed and not stored.archived]
             result.changes.unpublished += self._store.archive_books(user_id, gone, now)
             result.archived = len(gone)
-        self._remember(user_id, remembered, new_failures, ready, listed, snapshot.complete)
+        self._remember(user_id, remembered, new_failures, failures, listed, snapshot.complete)
         result.failures = failures
         result.failed = len(failures)
         failed = {f.path.split("/")[1] for f in failures}
@@ -276,14 +276,15 @@ class BookSync:
         user_id: int,
         remembered: Mapping[str, RememberedFailure],
         new: list[RememberedFailure],
-        written: list[PlannedBook],
+        failures: list[BookFailure],
         listed: set[str],
         complete: bool,
     ) -> None:
-        """Remember the books that failed now; forget those written now, and those gone (complete listing)."""
+        """Remember the books that failed now; forget those that do not fail any more (read again, or
+        back at the blobs stored before they broke), and those gone (complete listing only)."""
         fresh = [failure for failure in new if remembered.get(failure.slug) != failure]
-        ok = {book.slug for book in written}
-        forget = [slug for slug in remembered if slug in ok or (complete and slug not in listed)]
+        failing = {failure.path.split("/")[1] for failure in failures}
+        forget = [slug for slug in remembered if slug not in failing and (slug in listed or complete)]
         if fresh or forget:
             self._store.remember_book_failures(user_id, fresh, forget)
 
