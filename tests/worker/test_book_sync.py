@@ -216,3 +216,18 @@ def test_reverting_a_broken_config_forgets_the_failure(store: PeeweeStore, repo:
     assert user is not None
     assert (result.failed, source.fetched) == (0, [])
     assert store.load_book_failures(user.id) == {}
+
+
+def test_a_truncated_listing_leaves_the_books_as_they_are(store: PeeweeStore, repo: Path) -> None:
+    sync(store, RecordingSource(repo))
+    source = RecordingSource(repo)
+    full = source.snapshot(REPO)
+    partial = Snapshot(full.head_sha, full.files, complete=False, book_files=full.book_files[:2])
+    user = store.get_user("alice")
+    assert user is not None
+
+    result = BookSync(store, source, clock=lambda: NOW).run(user.id, REPO, partial)
+
+    assert (result.written, result.archived, source.fetched) == (0, 0, [])
+    book = store.published_book("alice", "lambda-field-notes", now=NOW)
+    assert book is not None and len(book.chapters) == 3

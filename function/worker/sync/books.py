@@ -100,6 +100,9 @@ class BookSync:
     ) -> BookSyncResult:
         """Sync the books of ``snapshot``; ``rebuild``: read and render every book again."""
         result = BookSyncResult()
+        if not snapshot.complete:
+            # A truncated listing may miss some of a book's files: its chapters would look deleted.
+            return result
         index = self._store.load_book_index(user_id)
         if not snapshot.book_files and not index:
             return result  # a repository without books costs one SELECT
