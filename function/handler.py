@@ -7,14 +7,17 @@ raises, so Lambda's asynchronous retries (and then the dead-letter queue) apply.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from function.aws.dispatch import dispatch
 
-_app: Any = None
+if TYPE_CHECKING:
+    from flask import Flask
+
+_app: Flask | None = None
 
 
-def get_app() -> Any:
+def get_app() -> Flask:
     """The app, built on the first event of this execution environment and kept for the next ones."""
     global _app
     if _app is None:
@@ -24,7 +27,7 @@ def get_app() -> Any:
     return _app
 
 
-def handler(event: Any, context: Any) -> Any:
+def handler(event: object, context: object) -> dict[str, Any]:
     return dispatch(get_app(), event, context)
 
 

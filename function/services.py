@@ -9,17 +9,31 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from function.aws.deadline import UNLIMITED, Deadline
 from function.aws.invoker import LambdaInvoker, SelfInvoker, lambda_client_factory
 from function.observability.metrics import MetricsSink
 from function.observability.metrics import from_settings as metrics_from_settings
 from function.settings import Settings
 
 if TYPE_CHECKING:
-    # For the type only: the accept path builds no source, so its cold start does not load one.
+    # For the types only: the accept path builds no source, store or worker, so its cold start loads
+    # none of their modules (each is imported where it is first built).
+    import peewee
+
+    from function.github.installations import InstallationState
+    from function.hooks.after_sync import Later
+    from function.hooks.dispatch import HookDispatcher
+    from function.hooks.wiring import HookParts
     from function.sources.port import ArticleSource
+    from function.store.facade import PeeweeStore
+    from function.worker.sync import SyncSummary, Worker
+    from function.worker.sync.ports import WorkerStore
+
+InstallationLookup = Callable[[int], "InstallationState | None"]
 
 
 class Services:
@@ -29,11 +43,11 @@ class Services:
         *,
         invoker: SelfInvoker | None = None,
         source: ArticleSource | None = None,
-        database: Any = None,
-        clock: Callable[[], Any] | None = None,
+        database: peewee.Database | None = None,
+        clock: Callable[[], datetime] | None = None,
         metrics: MetricsSink | None = None,
-        installation_lookup: Callable[[int], Any] | None = None,
-        hook_parts: Any = None,
+        installation_lookup: InstallationLookup | None = None,
+        hook_parts: HookParts | None = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
@@ -44,7 +58,7 @@ class Services:
         self._lock = threading.Lock()
         self._installation_lookup = installation_lookup
         self._lookup_built = installation_lookup is not None
-        self._hook_parts = hook_parts  # function.hooks.wiring.HookParts, built on first use
+        self._hook_parts = hook_parts  # built on first use
         self._hook_parts_built = False
 
     def invoker(self) -> SelfInvoker | None:
@@ -85,7 +99,7 @@ class Services:
                 self._metrics = metrics_from_settings(self.settings)
             return self._metrics
 
-    def database(self) -> Any:
+    def database(self) -> peewee.Database:
         """The Peewee database bound from DATABASE_URL (opened once; connections are per job)."""
         with self._lock:
             if self._database is None:
@@ -95,7 +109,7 @@ class Services:
             return self._database
 
     @contextlib.contextmanager
-    def store(self) -> Iterator[Any]:
+    def store(self) -> Iterator[PeeweeStore]:
         """A store for one job: on a fresh connection closed when the block ends, or on the connection
         kept from this thread's last job (``Settings.keeps_database_connection``)."""
         from function.store.facade import job_store
@@ -109,7 +123,7 @@ class Services:
                 self._source = build_source(self.settings)
             return self._source
 
-    def installation_lookup(self) -> Callable[[int], Any] | None:
+    def installation_lookup(self) -> InstallationLookup | None:
         """``GET /app/installations/{id}`` with the App's JWT (``function.github.installations``), or
         None when no GitHub App is configured (then installation events cannot be verified)."""
         with self._lock:
@@ -118,7 +132,7 @@ class Services:
                 self._installation_lookup = build_installation_lookup(self.settings)
             return self._installation_lookup
 
-    def worker(self, store: Any) -> Any:
+    def worker(self, store: WorkerStore) -> Worker:
         from zoneinfo import ZoneInfo
 
         from function.worker.sync import Worker, utc_now
@@ -133,7 +147,7 @@ class Services:
             clock=self._clock or utc_now,
         )
 
-    def hooks(self, store: Any) -> Any:
+    def hooks(self, store: PeeweeStore) -> HookDispatcher:
         """The outgoing webhooks' dispatcher on ``store``'s connection (``function.hooks``)."""
         from function.hooks.wiring import dispatcher, parts_from_settings
 
@@ -143,12 +157,30 @@ class Services:
             parts = self._hook_parts
         return dispatcher(parts, store.hooks, self.settings.site_url)
 
-    def after_sync(self, outcome: Any, **options: Any) -> list[str]:
+    def after_sync(
+        self,
+        outcome: SyncSummary | BaseException,
+        *,
+        installation_id: int | None = None,
+        user_name: str | None = None,
+        delivery: str | None = None,
+        deadline: Deadline = UNLIMITED,
+        later: Later | None = None,
+    ) -> list[str]:
         """Tell the user's webhook endpoints what a finished sync changed, or that it failed
-        (``function.hooks.after_sync``); the endpoints told. Never raises."""
-        from function.hooks.after_sync import after_sync
+        (``function.hooks.after_sync``); the endpoints told. Never raises. ``later``: when the sending
+        runs (now by default)."""
+        from function.hooks.after_sync import after_sync, run_now
 
-        return after_sync(self, outcome, **options)
+        return after_sync(
+            self,
+            outcome,
+            installation_id=installation_id,
+            user_name=user_name,
+            delivery=delivery,
+            deadline=deadline,
+            later=later or run_now,
+        )
 
 
 def build_source(settings: Settings) -> ArticleSource:
@@ -171,7 +203,7 @@ def build_source(settings: Settings) -> ArticleSource:
     return GitHubSource(auth, http, settings.github_api_url, articles_dir=settings.articles_dir)
 
 
-def build_installation_lookup(settings: Settings) -> Callable[[int], Any] | None:
+def build_installation_lookup(settings: Settings) -> InstallationLookup | None:
     """Asks GitHub for an installation's current state; None without App credentials."""
     if not settings.github_app_id or not settings.github_private_key:
         return None

@@ -91,7 +91,7 @@ def render_fence(code: str, info: str, budget: Budget) -> str:
 def stylesheet() -> str:
     """CSS for the classes ``render_fence`` emits, plus the diff line marks."""
     return (
-        _formatter().get_style_defs("pre.highlight")
+        str(_formatter().get_style_defs("pre.highlight"))
         + "\npre.highlight .diff-add { background-color: #e6ffec; }"
         + "\npre.highlight .diff-remove { background-color: #ffebe9; }\n"
     )

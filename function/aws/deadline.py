@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
 
 Monotonic = Callable[[], float]
 
@@ -27,7 +26,7 @@ class Deadline:
         return cls(clock() + seconds, clock)
 
     @classmethod
-    def from_lambda_context(cls, context: Any, clock: Monotonic = time.monotonic) -> Deadline:
+    def from_lambda_context(cls, context: object, clock: Monotonic = time.monotonic) -> Deadline:
         """The invocation's end, from ``context.get_remaining_time_in_millis()``; no limit for a
         context without it (a local call of the handler)."""
         remaining = getattr(context, "get_remaining_time_in_millis", None)

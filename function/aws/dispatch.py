@@ -4,22 +4,33 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from function.aws.deadline import Deadline
+from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import PassThroughFailed
+
+if TYPE_CHECKING:
+    from flask import Flask
 
 log = logging.getLogger(__name__)
 
-# Set in the WSGI environ by function.handler for events that came through the pass-through path.
-# An HTTP request cannot set it: headers arrive as HTTP_* keys, never as this one.
+
+@dataclass(frozen=True)
+class PassThrough:
+    """What the handler hands the pass-through route along with an event: that the event came from
+    the function itself (not over HTTP), and the invocation's deadline, for the worker. The delivery's
+    own data (its id, its push) travels in the signed envelope, never here."""
+
+    deadline: Deadline = UNLIMITED
+
+
+# The one WSGI environ key that carries the ``PassThrough``. An HTTP request cannot set it: headers
+# arrive as HTTP_* keys, never as this one, and only a Python object of this class is read from it.
 PASS_THROUGH_ENVIRON_KEY = "blog_api.pass_through"  # noqa: S105 - a WSGI environ key, not a secret
-# The invocation's Deadline (from the Lambda context), for the route to hand to the worker. Same origin
-# as the key above: only this process's own pass-through can set it.
-DEADLINE_ENVIRON_KEY = "blog_api.deadline"
 
 
-def is_http_event(event: Any) -> bool:
+def is_http_event(event: object) -> bool:
     """API Gateway REST (v1), HTTP API (v2), Function URL and ALB events all carry these marks."""
     if not isinstance(event, dict):
         return False
@@ -29,12 +40,13 @@ def is_http_event(event: Any) -> bool:
     return "httpMethod" in event or "http" in context or "elb" in context
 
 
-def dispatch(app: Any, event: Any, context: Any) -> Any:
+def dispatch(app: Flask, event: object, context: object) -> dict[str, Any]:
     if is_http_event(event):
         import serverless_wsgi
 
         try:
-            return serverless_wsgi.handle_request(app, event, context)
+            answer: dict[str, Any] = serverless_wsgi.handle_request(app, event, context)
+            return answer
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             # serverless-wsgi builds the WSGI environ without checking the event (no headers, a body
             # that is not base64...); the app itself answers every error, so what escapes is the
@@ -49,12 +61,10 @@ def _bad_http_event() -> dict[str, Any]:
     return {"statusCode": 400, "headers": {"Content-Type": "application/json"}, "body": json.dumps(body)}
 
 
-def post_to_pass_through(app: Any, event: Any, deadline: Deadline | None = None) -> dict[str, Any]:
+def post_to_pass_through(app: Flask, event: object, deadline: Deadline | None = None) -> dict[str, Any]:
     """POST ``event`` as JSON to the pass-through path inside this process; raise on a 5xx answer.
-    ``deadline`` (the invocation's end) travels in the request's environ, for the worker."""
-    environ: dict[str, Any] = {PASS_THROUGH_ENVIRON_KEY: True}
-    if deadline is not None:
-        environ[DEADLINE_ENVIRON_KEY] = deadline
+    ``deadline`` (the invocation's end) travels in the request's ``PassThrough``, for the worker."""
+    environ = {PASS_THROUGH_ENVIRON_KEY: PassThrough(deadline or UNLIMITED)}
     path = app.extensions["blog_api"].settings.pass_through_path
     body = event if isinstance(event, bytes | bytearray) else json.dumps(event).encode()
     client = app.test_client()

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, request
 
-from function.aws.deadline import UNLIMITED, Deadline
-from function.aws.dispatch import DEADLINE_ENVIRON_KEY, PASS_THROUGH_ENVIRON_KEY
+from function.aws.deadline import UNLIMITED
 from function.errors import BlogApiError, Forbidden, Unavailable
 from function.events.run import log_complete, run_push
-from function.web import services
+from function.web import pass_through, services
 from function.webhooks import envelope
-from function.webhooks.push import Skip, classify_push, decode_payload
+from function.webhooks.push import Skip, push_of_envelope
 from function.worker import installations, maintenance, redelivery
+
+if TYPE_CHECKING:
+    from function.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -27,15 +29,17 @@ def make_blueprint(path: str) -> Blueprint:
     def receive_event() -> tuple[dict[str, Any], int]:
         svc = services()
         settings = svc.settings
+        passed = pass_through()  # None for a request that came over HTTP
+        deadline = passed.deadline if passed else UNLIMITED
         # Defence in depth: on Lambda, only the handler's pass-through reaches this route; an HTTP
         # request for it from API Gateway is refused even with a valid signature.
-        if settings.lambda_mode and not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
+        if settings.lambda_mode and passed is None:
             raise Forbidden(f"{path} only accepts events passed through by the function itself")
         raw = request.get_data(cache=True)
         maintenance_event = maintenance.maintenance_event(raw)
         if maintenance_event is not None:
             # As the sweep below: unsigned, so only a direct invocation of the function may run it.
-            if not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
+            if passed is None:
                 raise Forbidden(
                     f"{maintenance_event['kind']} only runs from a direct invocation of the function"
                 )
@@ -43,23 +47,15 @@ def make_blueprint(path: str) -> Blueprint:
         if redelivery.is_scheduled_event(raw):
             # The schedule's input carries no signature: only the function's own pass-through may run
             # it (inline mode serves this route over HTTP, so the marker is checked here too).
-            if not request.environ.get(PASS_THROUGH_ENVIRON_KEY):
+            if passed is None:
                 raise Forbidden("the redelivery sweep only runs from the function's schedule")
-            report = redelivery.run_scheduled(svc, svc.metrics(), deadline=_deadline())
+            report = redelivery.run_scheduled(svc, svc.metrics(), deadline=deadline)
             return report.to_json(), 200
         env = envelope.parse_and_verify(settings.webhook_secret, raw)
-
-        push = env.push
-        skip_reason = f"event {env.event!r} is not handled"
-        if env.event == "push" and push is None:
-            decision = classify_push(decode_payload(env.body or b""), settings.article_branch)
-            if isinstance(decision, Skip):
-                skip_reason = decision.reason
-            else:
-                push = decision
-        if env.event != "push" or push is None:
-            return _finish_here(svc, env, skip_reason)
-        summary = run_push(env.delivery, env.event, env.received_at, push, deadline=_deadline())
+        push = push_of_envelope(env, settings.article_branch)
+        if isinstance(push, Skip):
+            return _finish_here(svc, env, push.reason)
+        summary = run_push(svc, env.delivery, env.event, env.received_at, push, deadline=deadline)
         if summary.left:
             # The time budget ran out: what was read is committed; the retry reads only the rest.
             raise Unavailable(
@@ -77,13 +73,7 @@ def make_blueprint(path: str) -> Blueprint:
     return blueprint
 
 
-def _deadline() -> Deadline:
-    """The invocation's deadline, set by the handler's pass-through (none for an HTTP request)."""
-    deadline = request.environ.get(DEADLINE_ENVIRON_KEY)
-    return deadline if isinstance(deadline, Deadline) else UNLIMITED
-
-
-def _finish_here(svc: Any, env: envelope.Envelope, skip_reason: str) -> tuple[dict[str, Any], int]:
+def _finish_here(svc: Services, env: envelope.Envelope, skip_reason: str) -> tuple[dict[str, Any], int]:
     """A delivery that is not a sync ends here, with its completion line: an installation event is
     applied, anything else skipped."""
     started = time.perf_counter()

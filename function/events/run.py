@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 from function.aws.deadline import UNLIMITED, Deadline
 from function.observability import metrics
 from function.observability.logs import COMPLETE_MESSAGE
-from function.web import services
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 
 if TYPE_CHECKING:
+    from function.services import Services
     from function.worker.sync import SyncSummary
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,7 @@ def parse_time(value: str | None) -> datetime:
 
 
 def run_push(
+    svc: Services,
     delivery: str,
     event: str,
     received_at: str | None,
@@ -55,7 +56,6 @@ def run_push(
     Once the sync is over (committed, or failed), the user's webhook endpoints are told, sent through
     ``later``."""
     started = time.perf_counter()
-    svc = services()
     info = DeliveryInfo(delivery_id=delivery, event=event, received_at=parse_time(received_at))
     try:
         with svc.store() as store:
@@ -63,21 +63,16 @@ def run_push(
     except Exception as exc:
         metrics.record_processing_error(svc.metrics(), delivery, type(exc).__name__)
         log_complete(delivery, started, "failed", level=logging.WARNING, error_type=type(exc).__name__)
-        svc.after_sync(exc, **hooks_options(push, delivery, deadline, later))
+        svc.after_sync(
+            exc, installation_id=push.installation_id, delivery=delivery, deadline=deadline, later=later
+        )
         raise
     duration_ms = log_complete(delivery, started, summary.outcome, **summary.log_fields())
     metrics.record_processing(svc.metrics(), summary, duration_ms, delivery)
-    svc.after_sync(summary, **hooks_options(push, delivery, deadline, later))
+    svc.after_sync(
+        summary, installation_id=push.installation_id, delivery=delivery, deadline=deadline, later=later
+    )
     return summary
-
-
-def hooks_options(push: PushRef, delivery: str, deadline: Deadline, later: Later) -> dict[str, object]:
-    return {
-        "installation_id": push.installation_id,
-        "delivery": delivery,
-        "deadline": deadline,
-        "later": later,
-    }
 
 
 def log_complete(

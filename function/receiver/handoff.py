@@ -9,11 +9,15 @@ compact form (its payload is a few KB), so one that does not fit is refused.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from function.errors import PayloadTooLarge
 from function.webhooks import envelope
 from function.webhooks.envelope import PushRef
+
+if TYPE_CHECKING:
+    from function.aws.invoker import SelfInvoker
+    from function.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -22,8 +26,16 @@ class TooLargeToForward(Exception):
     """A delivery with no compact form does not fit the self-invoke."""
 
 
+class HandOffServices(Protocol):
+    """What the hand-off needs of ``function.services.Services``: the secret and the self-invoker."""
+
+    settings: Settings
+
+    def invoker(self) -> SelfInvoker | None: ...
+
+
 def hand_off(
-    svc: Any,
+    svc: HandOffServices,
     *,
     event: str,
     delivery: str,
@@ -36,6 +48,8 @@ def hand_off(
     """Queue the delivery for the worker through the self-invoke. Returns whether the compact form was
     sent. Raises TooLargeToForward for a non-push that does not fit, Unavailable when the invoke fails."""
     invoker = svc.invoker()
+    if invoker is None:
+        raise RuntimeError("hand_off runs in Lambda mode only: inline mode has no self-invoker")
     secret = svc.settings.webhook_secret
     # The standard envelope names the push it carries; a non-push carries a placeholder that is never
     # read (the worker reads the event's own body).

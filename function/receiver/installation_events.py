@@ -4,21 +4,25 @@ request in inline mode), without touching the database in Lambda mode."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Protocol
 
-from function.receiver.handoff import TooLargeToForward, hand_off
-from function.worker.installations import apply_in, parse, set_installation_command
+from function.receiver.handoff import HandOffServices, TooLargeToForward, hand_off
+from function.worker.installations import InstallationServices, apply_in, parse, set_installation_command
 
 log = logging.getLogger(__name__)
 
 
+class AcceptServices(HandOffServices, InstallationServices, Protocol):
+    """What the accept path's installation events need: the hand-off, or applying them inline."""
+
+
 def accept(
-    svc: Any,
+    svc: AcceptServices,
     event: str,
     delivery: str,
     signature_header: str,
     body: bytes,
-    payload: Any,
+    payload: object,
     received_at: str,
 ) -> tuple[dict[str, Any], int]:
     """The webhook route's part: apply in inline mode; in Lambda mode forward GitHub's signed body in

@@ -75,7 +75,7 @@ def receive() -> tuple[dict[str, Any], int]:
         raise
     if isinstance(outcome, _ProcessInline):
         summary = run_push(
-            delivery, outcome.event, outcome.received_at, outcome.push, later=_after_the_answer
+            services(), delivery, outcome.event, outcome.received_at, outcome.push, later=_after_the_answer
         )
         return summary.to_json(), 200
     answer, status = outcome

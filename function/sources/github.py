@@ -31,7 +31,7 @@ from function.articles.book_paths import is_book_path
 from function.articles.ignored import is_ignored_name
 from function.errors import BodyTooLarge, HttpError, SourcePermanentError, SourceUnavailable
 from function.github.app_auth import API_VERSION, GITHUB_JSON, is_rate_limited
-from function.github.http import CappedReader, HttpClient
+from function.github.http import CappedReader, HttpClient, HttpResponse
 from function.sources.gitsha import git_blob_sha
 from function.sources.port import FetchedFile, FetchFailure, FetchResult, RepoFile, RepoRef, Snapshot
 
@@ -134,7 +134,7 @@ class GitHubSource:
 
     def _get(
         self, repo: RepoRef, path: str, accept: str = GITHUB_JSON, *, max_bytes: int | None = None
-    ) -> Any:
+    ) -> HttpResponse:
         """GET ``/repos/{owner}/{name}{path}``; a 401 (token revoked early) is retried once with a new token.
 
         Raises ``HttpError`` (no answer), ``SourceUnavailable`` / ``SourcePermanentError`` (token)."""
@@ -152,7 +152,7 @@ class GitHubSource:
             self.auth.invalidate(installation, token)
         raise AssertionError("unreachable")
 
-    def _snapshot_get(self, repo: RepoRef, what: str, path: str, accept: str = GITHUB_JSON) -> Any:
+    def _snapshot_get(self, repo: RepoRef, what: str, path: str, accept: str = GITHUB_JSON) -> HttpResponse:
         """``_get`` for the listing: anything but 200 raises SourceUnavailable or SourcePermanentError."""
         try:
             response = self._get(repo, path, accept)

@@ -224,7 +224,8 @@ def unwrap(db: peewee.Database | peewee.DatabaseProxy) -> peewee.Database:
     if isinstance(db, peewee.DatabaseProxy):
         if db.obj is None:
             raise peewee.InterfaceError("the database proxy is not initialised")
-        return db.obj
+        real: peewee.Database = db.obj
+        return real
     return db
 
 

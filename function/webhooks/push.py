@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from function.errors import BadRequest
-from function.webhooks.envelope import PushRef, is_installation_id
+from function.webhooks.envelope import Envelope, PushRef, is_installation_id
 
 FORM = "application/x-www-form-urlencoded"
 
@@ -94,3 +94,15 @@ class DeliveryInfo:
     delivery_id: str
     event: str
     received_at: datetime
+
+
+def push_of_envelope(env: Envelope, tracked_branch: str | None) -> PushRef | Skip:
+    """The push a verified envelope carries, decided once: a compact envelope names it (the accept path
+    classified it and signed the result); a standard one carries GitHub's signed body, classified here
+    as the accept path did (the worker trusts nothing of the envelope that is not signed). Any other
+    event is a Skip."""
+    if env.event != "push":
+        return Skip(f"event {env.event!r} is not handled")
+    if env.push is not None:
+        return env.push
+    return classify_push(decode_payload(env.body or b""), tracked_branch)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from function.store.records import ApplyResult
 
 
 @dataclass
@@ -15,7 +16,7 @@ class ReaderChanges:
     updated: list[str] = field(default_factory=list)
     unpublished: list[str] = field(default_factory=list)
 
-    def add(self, result: Any) -> None:
+    def add(self, result: ApplyResult) -> None:
         """Add one ``ApplyResult``'s slugs."""
         self.published += result.published
         self.updated += result.updated

@@ -24,12 +24,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from function.errors import BadRequest
 from function.webhooks import envelope
 from function.webhooks.push import decode_payload
+
+if TYPE_CHECKING:
+    # For the types only: the accept path parses installation events with this module, and must not
+    # load the database layer to do it.
+    import peewee
+
+    from function.settings import Settings
+    from function.store.records import UserRecord
 
 log = logging.getLogger(__name__)
 
@@ -85,15 +94,16 @@ def user_name_for(login: str, mapping: Mapping[str, str]) -> str:
 class UserStore(Protocol):
     """The part of ``function.store.facade.PeeweeStore`` this module uses."""
 
-    def get_user(self, name: str) -> Any: ...
-    def find_user_by_installation(self, installation_id: int) -> Any: ...
-    def set_installation(self, name: str, installation_id: int | None) -> Any: ...
+    def get_user(self, name: str) -> UserRecord | None: ...
+    def find_user_by_installation(self, installation_id: int) -> UserRecord | None: ...
+    def set_installation(self, name: str, installation_id: int | None) -> UserRecord: ...
 
 
 class CurrentInstallation(Protocol):
     """What GitHub has now (``function.github.installations.InstallationState``)."""
 
-    login: str | None
+    @property
+    def login(self) -> str | None: ...
 
 
 # installation id -> GitHub's current state of it, or None when it does not exist.
@@ -207,14 +217,30 @@ def current_state(
     return lookup(change.installation_id)
 
 
-def apply_in(svc: Any, change: InstallationChange, delivery: str) -> dict[str, Any]:
+class JobUserStore(UserStore, Protocol):
+    """A job's store: its users, and the database whose transaction makes a change all or nothing."""
+
+    @property
+    def db(self) -> peewee.Database: ...
+
+
+class InstallationServices(Protocol):
+    """What applying an installation event needs of ``function.services.Services``."""
+
+    settings: Settings
+
+    def installation_lookup(self) -> Lookup | None: ...
+    def store(self) -> AbstractContextManager[JobUserStore]: ...
+
+
+def apply_in(svc: InstallationServices, change: InstallationChange, delivery: str) -> dict[str, Any]:
     current = current_state(svc.installation_lookup(), change)
     with svc.store() as store, store.db.atomic():
         outcome = apply(store, change, svc.settings.installation_user_map, delivery, current)
     return outcome.to_json(change.installation_id)
 
 
-def apply_envelope(svc: Any, env: envelope.Envelope) -> tuple[dict[str, Any], int]:
+def apply_envelope(svc: InstallationServices, env: envelope.Envelope) -> tuple[dict[str, Any], int]:
     """``/events``' part: the verified envelope's installation event, applied."""
     if env.body is None:
         raise BadRequest("installation events travel in the standard envelope only")
