@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from function.articles.book_paths import book_path, book_slug_error, chapter_slug_error, numbered_chapter
-from function.articles.books import (
+from function.articles.book_paths import (
     BookPath,
+    book_path,
+    book_slug_error,
+    chapter_slug_error,
+    numbered_chapter,
+)
+from function.articles.books import (
     parse_book_config,
     parse_chapter,
     place_chapters,
