@@ -124,11 +124,10 @@ class BookSync:
         for book in ready:
             self._write(user_id, book, now, result)
         listed = {book.slug for book in books} | {f.path.split("/")[1] for f in failures}
-        if snapshot.complete:
-            gone = [slug for slug, stored in index.items() if slug not in listed and not stored.archived]
-            result.changes.unpublished += self._store.archive_books(user_id, gone, now)
-            result.archived = len(gone)
-        self._remember(user_id, remembered, new_failures, failures, listed, snapshot.complete)
+        gone = [slug for slug, stored in index.items() if slug not in listed and not stored.archived]
+        result.changes.unpublished += self._store.archive_books(user_id, gone, now)
+        result.archived = len(gone)
+        self._remember(user_id, remembered, new_failures, failures, listed)
         result.failures = failures
         result.failed = len(failures)
         failed = {f.path.split("/")[1] for f in failures}
@@ -281,13 +280,12 @@ class BookSync:
         new: list[RememberedFailure],
         failures: list[BookFailure],
         listed: set[str],
-        complete: bool,
     ) -> None:
         """Remember the books that failed now; forget those that do not fail any more (read again, or
-        back at the blobs stored before they broke), and those gone (complete listing only)."""
+        back at the blobs stored before they broke), and those gone."""
         fresh = [failure for failure in new if remembered.get(failure.slug) != failure]
         failing = {failure.path.split("/")[1] for failure in failures}
-        forget = [slug for slug in remembered if slug not in failing and (slug in listed or complete)]
+        forget = [slug for slug in remembered if slug not in failing]
         if fresh or forget:
             self._store.remember_book_failures(user_id, fresh, forget)
 
