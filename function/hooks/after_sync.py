@@ -50,8 +50,7 @@ def after_sync(
     (or named ``user_name``); then hand the sending to ``later``. A sync that changed nothing readers
     see and did not fail costs nothing: not one statement. Returns the endpoints queued for."""
     changes = None if isinstance(outcome, BaseException) else outcome.changes
-    # The Zenn books a sync changed (a BookChanges), when it synced books.
-    books = None if isinstance(outcome, BaseException) else getattr(outcome, "book_changes", None)
+    books = None if isinstance(outcome, BaseException) else outcome.book_changes
     reason = failure_reason(outcome)
     if not changes and not books and reason is None:
         return []
