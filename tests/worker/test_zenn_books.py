@@ -5,16 +5,24 @@ a broken book that fails alone, webhooks naming the books."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from function.aws.deadline import Deadline
+from function.sources.port import FetchResult, RepoFile, RepoRef, Snapshot
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
+from function.webhooks.envelope import PushRef
+from function.webhooks.push import DeliveryInfo
+from function.worker.sync import Worker
 from tests.kit.blog_fixtures import Blog
 from tests.kit.cli import run_cli
+from tests.kit.github_fixtures import INSTALLATION_ID, REPO
 from tests.kit.statements import count_statements
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "zenn-books"
@@ -135,3 +143,51 @@ def test_blog_api_sync_of_a_folder_serves_the_books_and_rebuild_renders_them_aga
         book = PeeweeStore(db).published_book("demo", "pulumi-in-practice")
         assert book is not None and [c.slug for c in book.chapters] == ["stacks", "testing"]
     db.close()
+
+
+class _Clock:
+    now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _CostlySource:
+    """The blog's source, every fetched file costing 10 s on a fake clock."""
+
+    def __init__(self, source: Any, clock: _Clock) -> None:
+        self._source, self._clock = source, clock
+
+    def snapshot(self, repo: RepoRef) -> Snapshot:
+        return self._source.snapshot(repo)
+
+    def fetch(
+        self,
+        repo: RepoRef,
+        snapshot: Snapshot,
+        files: Sequence[RepoFile],
+        *,
+        wanted_in_all: int | None = None,
+    ) -> list[FetchResult]:
+        self._clock.now += 10.0 * len(files)
+        return self._source.fetch(repo, snapshot, files, wanted_in_all=wanted_in_all)
+
+
+def test_books_wait_for_the_retry_when_the_articles_used_the_time_budget(blog: Blog) -> None:
+    blog.github.set_files(fixture_files())
+    clock = _Clock()
+    info = DeliveryInfo(delivery_id="d-budget", event="push", received_at=datetime(2026, 12, 3))
+    push = PushRef(REPO, "main", INSTALLATION_ID, after=blog.github.head(repo=REPO))
+
+    # 15 s left: the article takes 10, leaving less than the 10 s commit margin for the books.
+    with blog.store() as store:
+        worker = Worker(store, _CostlySource(blog.source, clock), commit_margin_s=10.0)
+        summary = worker.process_push(info, push, deadline=Deadline(clock.now + 15, clock))
+
+    assert summary.left == ["books/"] and summary.outcome == "failed"
+    assert blog.client.get("/users/alice/books").get_json()["books"] == []
+    with blog.store() as store:
+        worker = Worker(store, _CostlySource(blog.source, clock), commit_margin_s=10.0)
+        again = worker.process_push(info, push, deadline=Deadline(clock.now + 600, clock))
+    assert again.left == [] and again.outcome == "success"
+    assert len(blog.client.get("/users/alice/books").get_json()["books"]) == 2

@@ -37,6 +37,9 @@ from function.worker.sync.writing import ArticleWriter
 
 log = logging.getLogger(__name__)
 
+# What a delivery's "files left" names when the time budget left no room for the books.
+BOOKS_LEFT = "books/"
+
 Clock = Callable[[], datetime]
 
 
@@ -88,6 +91,7 @@ class Worker:
             store, clock, batch_max_articles=batch_max_articles, batch_max_bytes=batch_max_bytes
         )
         self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s)
+        self._commit_margin_s = commit_margin_s
         self._recorder = DeliveryRecorder(store, clock)
         self._books = BookSync(
             store, source, clock=clock, allow_raw_html=allow_raw_html, asset_base_url=asset_base_url
@@ -180,7 +184,7 @@ class Worker:
         try:
             plan, first = reading.result()
             summary = self._chunked.run(user.id, repo_of(push), plan, known, deadline, first=first)
-            self._sync_books(user.id, repo_of(push), plan, summary)
+            self._sync_books(user.id, repo_of(push), plan, summary, deadline)
         except Exception as exc:
             self._recorder.finish_failed(delivery, f"{type(exc).__name__}: {exc}"[:2000])
             raise
@@ -217,13 +221,25 @@ class Worker:
             known = self._load_known(user.id)
             plan = self._planner.plan(self._source.snapshot(repo), known, rebuild=rebuild)
             summary = self._chunked.run(user.id, repo, plan, known, deadline, progress=progress)
-            self._sync_books(user.id, repo, plan, summary, rebuild=rebuild)
+            self._sync_books(user.id, repo, plan, summary, deadline, rebuild=rebuild)
             return summary
 
     def _sync_books(
-        self, user_id: int, repo: RepoRef, plan: ReadPlan, summary: SyncSummary, *, rebuild: bool = False
+        self,
+        user_id: int,
+        repo: RepoRef,
+        plan: ReadPlan,
+        summary: SyncSummary,
+        deadline: Deadline,
+        *,
+        rebuild: bool = False,
     ) -> None:
         """Sync the Zenn books of the same listing once the articles are committed; not when the time
-        budget left article files for the next run (the books then wait for it too)."""
-        if not summary.left:
-            self._books.run(user_id, repo, plan.snapshot, rebuild=rebuild).add_to(summary)
+        budget left article files for the next run (the books then wait for it too), nor when it leaves
+        less than the commit margin: the books are then left, named ``books/``, and the retry syncs them."""
+        if summary.left:
+            return
+        if plan.snapshot.book_files and not deadline.allows(self._commit_margin_s):
+            summary.left.append(BOOKS_LEFT)
+            return
+        self._books.run(user_id, repo, plan.snapshot, rebuild=rebuild).add_to(summary)
