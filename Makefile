@@ -9,6 +9,8 @@ RUN_STAMP := $(VENV)/.installed-run-stamp
 # `make run PORT=5001 HOST=0.0.0.0` when 5000 is taken or another machine must reach the server.
 PORT ?= 5000
 HOST ?= 127.0.0.1
+# What `make install` installs or upgrades before the lock: the newest by default; CI pins exact versions.
+PIP_TOOLS ?= pip uv
 
 # Embedded defaults for `make run`.
 RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
@@ -21,7 +23,7 @@ install: $(STAMP)
 # Exactly the versions of uv.lock (hash-checked; refused if the lock is stale), then the project.
 $(STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip uv
+	$(BIN)/python -m pip install -q --upgrade $(PIP_TOOLS)
 	$(BIN)/python -m uv export --locked --extra dev --no-emit-project --no-header --format requirements-txt \
 	  --quiet -o $(VENV)/requirements-dev.lock.txt
 	$(BIN)/python -m pip install -q --require-hashes -r $(VENV)/requirements-dev.lock.txt
@@ -33,7 +35,7 @@ install-run: $(RUN_STAMP)
 # The runtime's part of uv.lock only (the versions the Lambda zip carries), then the project.
 $(RUN_STAMP): pyproject.toml uv.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip uv
+	$(BIN)/python -m pip install -q --upgrade $(PIP_TOOLS)
 	$(BIN)/python -m uv export --locked --no-emit-project --no-header --format requirements-txt \
 	  --quiet -o $(VENV)/requirements.lock.txt
 	$(BIN)/python -m pip install -q --require-hashes -r $(VENV)/requirements.lock.txt

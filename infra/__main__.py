@@ -1,5 +1,5 @@
-"""The blog-api stack: wires the components together and exports functionName, functionArn, apiUrl
-and webhookUrl."""
+"""The blog-api stack: wires the components together and exports functionName, functionArn, apiUrl,
+webhookUrl, and the network's vpcId and privateSubnetIds (which ``shared`` stacks read)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,26 @@ from infra.artifact import function_code
 from infra.config import ConfigError, StackConfig
 from infra.environment import parameter_variables, plain_variables
 from infra.function import Function, FunctionArgs
-from infra.network import Network, NetworkArgs
+from infra.network import Network, NetworkArgs, NetworkError, region_zones, usable_zones
 from infra.schedule import Schedule, ScheduleArgs
 
 # Everything that can refuse the stack runs before the first resource is registered: a bad value never
 # leaves half a stack behind. RunError prints its message without a traceback.
 try:
     config = StackConfig.load()
+    # The region's zones are read first too: too few is a clear error here, not an IndexError later.
+    zones: tuple[str, ...] = ()
+    if config.network.mode == "nat":
+        zones = tuple(
+            usable_zones(
+                region_zones(),
+                config.network.availability_zone_count,
+                aws.get_region().region,
+                pulumi.get_stack(),
+            )
+        )
     code = function_code(config)
-except ConfigError as exc:
+except (ConfigError, NetworkError) as exc:
     raise pulumi.RunError(f"the stack's configuration is not deployable:\n{exc}") from None
 
 prefix = config.physical_prefix
@@ -45,7 +56,10 @@ network = Network(
         nat_instance_type=config.network.nat_instance_type,
         vpc_cidr=config.network.vpc_cidr,
         availability_zone_count=config.network.availability_zone_count,
+        zones=zones,
         vpc_endpoints=config.network.vpc_endpoints,
+        nat_instance_image=config.network.nat_instance_image,
+        shared_stack=config.network.shared_stack,
         existing_vpc_id=config.network.existing_vpc_id,
         existing_subnet_ids=config.network.existing_subnet_ids,
         existing_security_group_ids=config.network.existing_security_group_ids,
@@ -70,7 +84,7 @@ function = Function(
         maximum_event_age_seconds=config.maximum_event_age_seconds,
         ssm_kms_key_arn=config.ssm_kms_key_arn,
         create_kms_key=config.creates_kms_key,
-        deploy_role_name=config.deploy_role_name,
+        operator_role_name=config.operator_role_name,
         reserved_concurrency=config.reserved_concurrency,
         snap_start=config.snap_start,
         import_log_group=config.log_group_import,
@@ -102,6 +116,7 @@ Alarms(
         dead_letter_queue_name=function.dead_letter_queue_name,
         api_id=api.api_id,
         api_stage=api.stage_name,
+        nat_instance_id=network.nat_instance_id,
     ),
 )
 
@@ -121,3 +136,6 @@ pulumi.export("functionName", function.name)
 pulumi.export("functionArn", function.arn)
 pulumi.export("apiUrl", api.url)
 pulumi.export("webhookUrl", api.webhook_url)
+# For the stacks that share this network (networkMode shared: review stacks use dev's).
+pulumi.export("vpcId", network.vpc_id)
+pulumi.export("privateSubnetIds", network.subnet_ids)

@@ -11,6 +11,8 @@ What each alarm means for a delivery:
 - ``processing-errors``: the worker's own metric, for pushes that failed for good with a 4xx (Lambda
   counts no error and nothing reaches the queue).
 - ``api-5xx``: the HTTP API answered 5xx (the function failed on the accept path, or could not be invoked).
+- ``nat-status-check`` (NAT instance only): the instance or its host fails EC2's status checks, or reports
+  nothing at all (stopped, or powered off by its own failed setup): the function has no way out.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class AlarmsArgs:
     dead_letter_queue_name: pulumi.Input[str]
     api_id: pulumi.Input[str]
     api_stage: pulumi.Input[str]
+    # The NAT instance whose status checks are watched (None: no NAT instance).
+    nat_instance_id: pulumi.Input[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -50,12 +54,14 @@ class AlarmSpec:
     dimensions: dict[str, pulumi.Input[str]]
     statistic: str = "Sum"
     threshold: float = 0
+    # Whether no data points mean "fine" (nothing happened) or "failing" (nothing is reporting).
+    treat_missing_data: str = "notBreaching"
 
 
 def alarm_specs(args: AlarmsArgs) -> list[AlarmSpec]:
     function = {"FunctionName": args.function_name}
     queue = {"QueueName": args.dead_letter_queue_name}
-    return [
+    specs = [
         AlarmSpec("errors", "The function failed (5xx from /events, crash, time-out).", "AWS/Lambda",
                   "Errors", function),
         AlarmSpec("throttles", "Lambda throttled the function: deliveries got 5xx or waited.", "AWS/Lambda",
@@ -74,6 +80,19 @@ def alarm_specs(args: AlarmsArgs) -> list[AlarmSpec]:
         AlarmSpec("api-5xx", "The HTTP API answered 5xx.", "AWS/ApiGateway", "5xx",
                   {"ApiId": args.api_id, "Stage": args.api_stage}),
     ]  # fmt: skip
+    if args.nat_instance_id is not None:
+        specs.append(
+            AlarmSpec(
+                "nat-status-check",
+                "The NAT instance fails its status checks or reports nothing: no way out for the function.",
+                "AWS/EC2",
+                "StatusCheckFailed",
+                {"InstanceId": args.nat_instance_id},
+                statistic="Maximum",
+                treat_missing_data="breaching",
+            )
+        )
+    return specs
 
 
 class Alarms(pulumi.ComponentResource):
@@ -114,8 +133,8 @@ class Alarms(pulumi.ComponentResource):
                 evaluation_periods=1,
                 threshold=spec.threshold,
                 comparison_operator="GreaterThanThreshold",
-                # No data points means nothing happened (no errors, an empty queue).
-                treat_missing_data="notBreaching",
+                # No data points means nothing happened (no errors, an empty queue), except for the NAT.
+                treat_missing_data=spec.treat_missing_data,
                 alarm_actions=[topic.arn],
                 # The all-clear too, so whoever was paged knows it is over.
                 ok_actions=[topic.arn],

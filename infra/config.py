@@ -18,12 +18,12 @@ from typing import Any, Self
 import pulumi
 
 from infra import stack_checks as checks
+from infra.network_settings import NetworkSettings
 from infra.stack_checks import KMS_CREATE, LOG_RETENTION_DAYS
 from infra.stack_keys import (
     ConfigSource,
     boolean,
     choice,
-    cidr,
     comma_list,
     group,
     integer,
@@ -41,7 +41,7 @@ from infra.stack_keys import (
 from shared import names
 from shared.runtime_settings import declaration
 
-__all__ = ["KMS_CREATE", "LOG_RETENTION_DAYS", "ConfigSource"]
+__all__ = ["KMS_CREATE", "LOG_RETENTION_DAYS", "ConfigSource", "NetworkSettings"]
 
 # Lambda runtimes this program accepts. The package is built for the same Python version (see
 # infra.packaging), so the two are derived from one value.
@@ -50,13 +50,6 @@ SUPPORTED_RUNTIMES = ("python3.12", "python3.13")
 # The key that switches packaging off; deliberately not in the committed stack files.
 ARTIFACT_PATH_KEY = "artifactPath"
 
-# networkMode: "nat" creates a VPC whose private subnets route to the internet through NAT;
-# "existing" adopts the VPC (and its routes to a proxy and the database) given by vpcId/subnetIds.
-NETWORK_MODES = ("nat", "existing")
-# natType: a managed NAT gateway, or a small EC2 instance doing NAT (a tenth of the price, one AZ,
-# no managed failover: for dev).
-NAT_TYPES = ("gateway", "instance")
-
 
 class ConfigError(ValueError):
     """One or more stack settings are missing or invalid; each line of the message names its key."""
@@ -64,63 +57,6 @@ class ConfigError(ValueError):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = problems
-
-
-@stack_settings
-class NetworkSettings:
-    """Where the function runs and how it gets out: NAT in a VPC this program creates, or an existing VPC."""
-
-    mode: str = key("networkMode", choice(NETWORK_MODES), default="nat", doc="`nat` or `existing` (above)")
-    existing_vpc_id: str | None = key("vpcId", optional, default=None, doc="`existing` mode: the VPC")
-    existing_subnet_ids: tuple[str, ...] = key(
-        "subnetIds",
-        string_list,
-        default=(),
-        doc="`existing` mode: the function's subnets, in at least two AZs, with routes to the proxy and "
-        "database",
-    )
-    existing_security_group_ids: tuple[str, ...] = key(
-        "securityGroupIds",
-        string_list,
-        default=(),
-        doc="`existing` mode: the function's groups; empty: one is created",
-        check=checks.network_ids,
-    )
-    nat_type: str = key(
-        "natType",
-        choice(NAT_TYPES),
-        default="gateway",
-        doc="`nat` mode: `gateway` (managed, about $50 a month in Tokyo with its address, plus $0.062 per "
-        "GB) or `instance` (about $8 a month; one instance, no managed failover)",
-    )
-    nat_instance_type: str = key(
-        "natInstanceType",
-        text,
-        default="t4g.nano",
-        doc="the NAT instance's type (Graviton types take the arm64 image)",
-    )
-    vpc_cidr: str = key(
-        "vpcCidr",
-        cidr,
-        default="10.20.0.0/16",
-        doc="`nat` mode: the VPC block (/16–/24); each subnet is 1/16 of it",
-    )
-    availability_zone_count: int = key(
-        "availabilityZoneCount",
-        integer(2, 6),
-        default=2,
-        doc="`nat` mode: AZs with a public and a private subnet (2–6)",
-    )
-    vpc_endpoints: bool = key(
-        "vpcEndpoints",
-        boolean,
-        default=False,
-        doc="interface endpoints for Lambda and SSM with private DNS (about $7 a month per endpoint per AZ)",
-    )
-
-    @property
-    def uses_existing_vpc(self) -> bool:
-        return self.mode == "existing"
 
 
 @stack_settings
@@ -185,13 +121,13 @@ class StackConfig:
         "role gets `kms:Decrypt` on it through SSM)",
         check=checks.kms_key,
     )
-    deploy_role_name: str | None = key(
-        "deployRoleName",
+    operator_role_name: str | None = key(
+        "operatorRoleName",
         optional,
         default=None,
-        doc="with `create`: the IAM role that deploys the stack, the only principal besides the function "
-        "role that may use the key. It must exist",
-        check=checks.deploy_role,
+        doc="with `create`: the IAM role people assume to write the parameters' values, the only "
+        "principal besides the function role that may use the key (`infra/bootstrap` creates it)",
+        check=checks.operator_role,
     )
     alarm_emails: tuple[str, ...] = key(
         "alarmEmails",

@@ -24,6 +24,9 @@ MAXIMUM_RETRY_ATTEMPTS = 2
 DLQ_RETENTION_SECONDS = 14 * 24 * 3600
 # The x86_64 wheels of infra.packaging are built for this architecture.
 ARCHITECTURE = "x86_64"
+# SQS's largest message (1 MiB; the default is 256 KiB). Lambda's on-failure record wraps the whole
+# asynchronous event, which may itself be up to 1 MiB: a smaller queue would lose a big failed delivery.
+DLQ_MAX_MESSAGE_SIZE = 1_048_576
 
 
 @dataclass
@@ -45,7 +48,8 @@ class FunctionArgs:
     # An existing customer managed key of the parameters; or create_kms_key with deploy_role_name.
     ssm_kms_key_arn: str | None = None
     create_kms_key: bool = False
-    deploy_role_name: str | None = None
+    # With create_kms_key: the role that writes the parameters' values (created by infra/bootstrap).
+    operator_role_name: str | None = None
     reserved_concurrency: int | None = None
     snap_start: bool = False
     # Adopt an existing /aws/lambda/<name> log group (left behind by a previous deployment).
@@ -125,23 +129,28 @@ def runtime_policy(
     return {"Version": "2012-10-17", "Statement": statements}
 
 
-# What a key's administrators may do: everything but use it. Without them nobody could ever change the
-# key policy again; with them, using the key first takes a visible, audited policy change.
+# What a key's administrators may do: everything but use it, named one by one. No wildcard: ``kms:Create*``
+# would include ``kms:CreateGrant``, with which an administrator could grant themselves Decrypt without
+# touching the key policy. Changing the policy itself (PutKeyPolicy) stays possible, or nobody could ever
+# fix it; that is one visible, audited call which the next ``pulumi up`` reverts.
 KEY_ADMIN_ACTIONS = [
-    "kms:Create*", "kms:Describe*", "kms:Enable*", "kms:List*", "kms:Put*", "kms:Update*", "kms:Revoke*",
-    "kms:Disable*", "kms:Get*", "kms:Delete*", "kms:TagResource", "kms:UntagResource",
-    "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion",
+    "kms:CreateAlias", "kms:UpdateAlias", "kms:DeleteAlias", "kms:DescribeKey", "kms:GetKeyPolicy",
+    "kms:GetKeyRotationStatus", "kms:PutKeyPolicy", "kms:ListAliases", "kms:ListGrants",
+    "kms:ListKeyPolicies", "kms:ListResourceTags", "kms:EnableKey", "kms:DisableKey",
+    "kms:EnableKeyRotation", "kms:DisableKeyRotation", "kms:UpdateKeyDescription", "kms:RevokeGrant",
+    "kms:TagResource", "kms:UntagResource", "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion",
 ]  # fmt: skip
 
 
 def parameter_key_policy(
-    region: str, account_id: str, function_role_arn: str, deploy_role_arn: str
+    region: str, account_id: str, function_role_arn: str, operator_role_arn: str
 ) -> dict[str, Any]:
-    """The key policy of the stack's parameter key: only the function role and the deploy role use it.
+    """The key policy of the stack's parameter key: only the function role and the operator role use it.
 
-    IAM policies cannot widen this: a key policy that does not name a principal for an action keeps it
-    out whatever its IAM policy says (a read-only role with ``ssm:GetParameter`` on ``*`` included), except
-    through the account statement, which here allows administration only.
+    No IAM policy alone lets another principal decrypt: the key policy names no one else for a use
+    action, and the account statement (which makes IAM policies count) allows administration only, with
+    no grant creation. What remains possible is an administrator rewriting this key policy first
+    (``kms:PutKeyPolicy``): a logged change that ``pulumi up`` reverts.
     """
     via_ssm = {
         "StringEquals": {"kms:ViaService": f"ssm.{region}.amazonaws.com", "kms:CallerAccount": account_id}
@@ -165,20 +174,14 @@ def parameter_key_policy(
                 "Condition": via_ssm,
             },
             {
-                # Whoever writes the parameter values (put-parameter --key-id) does it as this role.
-                "Sid": "DeployRoleWritesParameters",
+                # Whoever writes the parameter values (put-parameter --key-id) does it as this role,
+                # which infra/bootstrap creates; the deploy role never needs the values.
+                "Sid": "OperatorWritesParameters",
                 "Effect": "Allow",
-                "Principal": {"AWS": deploy_role_arn},
-                "Action": ["kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey", "kms:ReEncrypt*"],
+                "Principal": {"AWS": operator_role_arn},
+                "Action": ["kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"],
                 "Resource": "*",
                 "Condition": via_ssm,
-            },
-            {
-                "Sid": "DeployRoleDescribes",
-                "Effect": "Allow",
-                "Principal": {"AWS": deploy_role_arn},
-                "Action": "kms:DescribeKey",
-                "Resource": "*",
             },
         ],
     }
@@ -230,6 +233,7 @@ class Function(pulumi.ComponentResource):
             f"{name}-dlq",
             name=f"{function_name}-dlq",
             message_retention_seconds=DLQ_RETENTION_SECONDS,
+            max_message_size=DLQ_MAX_MESSAGE_SIZE,
             sqs_managed_sse_enabled=True,
             opts=child,
         )
@@ -238,8 +242,8 @@ class Function(pulumi.ComponentResource):
         key_arn: pulumi.Input[str] | None = args.ssm_kms_key_arn
         self.parameter_key_arn = None
         if args.create_kms_key:
-            if not args.deploy_role_name:
-                raise ValueError("create_kms_key needs deploy_role_name")
+            if not args.operator_role_name:
+                raise ValueError("create_kms_key needs operator_role_name")
             key = self._parameter_key(name, args, function_name, role)
             key_arn = self.parameter_key_arn = key.arn
 
@@ -355,10 +359,10 @@ class Function(pulumi.ComponentResource):
     def _parameter_key(
         self, name: str, args: FunctionArgs, function_name: str, role: aws.iam.Role
     ) -> aws.kms.Key:
-        deploy_role_arn = pulumi.Output.concat(
-            "arn:aws:iam::", args.account_id, ":role/", args.deploy_role_name or ""
+        operator_role_arn = pulumi.Output.concat(
+            "arn:aws:iam::", args.account_id, ":role/", args.operator_role_name or ""
         )
-        key_policy = pulumi.Output.all(args.region, args.account_id, role.arn, deploy_role_arn).apply(
+        key_policy = pulumi.Output.all(args.region, args.account_id, role.arn, operator_role_arn).apply(
             lambda values: parameter_key_policy(values[0], values[1], values[2], values[3])
         )
         key = aws.kms.Key(

@@ -1,16 +1,18 @@
 """Where the function runs, and its way out to GitHub, the Lambda and SSM APIs and the database.
 
-Two modes (``blog-api:networkMode``):
+Three modes (``blog-api:networkMode``):
 
 - ``nat``: a new VPC. Public subnets with an internet gateway hold one NAT (a managed NAT gateway, or a
-  small NAT instance for a cheap dev); the function's private subnets have a default route to it. The
-  function reaches anything on the internet (GitHub, TiDB Cloud's public endpoint, AWS APIs) with no
-  proxy and no VPC endpoint needed.
+  small NAT instance for a cheap dev: ``infra.nat``); the function's private subnets have a default route
+  to it. The function reaches anything on the internet (GitHub, TiDB Cloud's public endpoint, AWS APIs)
+  with no proxy and no VPC endpoint needed.
 - ``existing``: the VPC, subnets (and optionally security groups) given in config, where the routes to a
   proxy and the database already exist; this program adds no route there.
+- ``shared``: the VPC and private subnets another stack of this project built (``networkStack``, dev by
+  default), read from its outputs: review stacks get no VPC of their own (a region allows five).
 
-Either way, interface endpoints for Lambda and SSM can be added (``vpcEndpoints``), so the self-invoke
-and the secret look-ups stay inside the VPC.
+Interface endpoints for Lambda and SSM can be added (``vpcEndpoints``), so the self-invoke and the secret
+look-ups stay inside the VPC; the NAT reaches both APIs anyway, so they are off unless configured.
 """
 
 from __future__ import annotations
@@ -21,12 +23,47 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from infra.nat import DEFAULT_ROUTE, NatInstanceArgs, NatRoute, nat_gateway, nat_instance
+
 # The AWS services the function calls from inside the VPC, by endpoint service suffix.
 ENDPOINT_SERVICES = ("lambda", "ssm")
-# Everything not in the VPC.
-DEFAULT_ROUTE = "0.0.0.0/0"
-# The NAT instance's image: AWS's public SSM parameter for the latest Amazon Linux 2023, per architecture.
-AL2023_AMI_PARAMETER = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-{arch}"
+# The outputs a ``nat`` stack exports for ``shared`` stacks (see infra/__main__.py).
+SHARED_OUTPUTS = ("vpcId", "privateSubnetIds")
+# Availability zones proper: no Local Zone or Wavelength Zone, even one the account opted into.
+ZONE_FILTERS = {"zone-type": ["availability-zone"], "opt-in-status": ["opt-in-not-required"]}
+
+
+class NetworkError(ValueError):
+    """The region cannot hold the network the stack asks for."""
+
+
+def usable_zones(available: list[str], wanted: int, region: str, stack: str) -> list[str]:
+    """The first ``wanted`` zones, or a NetworkError naming the count and the fix (before any resource)."""
+    if wanted > len(available):
+        raise NetworkError(
+            f"blog-api:availabilityZoneCount is {wanted}, but {region} has {len(available)} availability "
+            f"zones ({', '.join(available) or 'none'}); fix: pulumi config set "
+            f"blog-api:availabilityZoneCount {min(max(len(available), 2), 6)} --stack {stack}"
+        )
+    return available[:wanted]
+
+
+def region_zones(parent: pulumi.Resource | None = None) -> list[str]:
+    """The region's availability zones (Local Zones excluded), read when the program starts."""
+    result = aws.get_availability_zones(
+        state="available",
+        filters=[aws.GetAvailabilityZonesFilterArgs(name=n, values=v) for n, v in ZONE_FILTERS.items()],
+        opts=pulumi.InvokeOptions(parent=parent),
+    )
+    return list(result.names)
+
+
+def shared_stack_name(value: str) -> str:
+    """``dev`` → ``<organization>/blog-api/dev``; a fully qualified name is kept."""
+    if "/" in value:
+        return value
+    return f"{pulumi.get_organization()}/{pulumi.get_project()}/{value}"
+
 
 # Turns an Amazon Linux 2023 instance into a NAT: forward, masquerade behind its public address, and keep
 # both across reboots. iptables-services' stock FORWARD chain rejects everything, hence the flush.
@@ -51,8 +88,13 @@ class NetworkArgs:
     vpc_cidr: str
     availability_zone_count: int
     vpc_endpoints: bool
+    # nat mode: the zones to use, already checked against the region (``usable_zones``).
+    zones: tuple[str, ...] = ()
     nat_type: str = "gateway"
     nat_instance_type: str = "t4g.nano"
+    nat_instance_image: str = ""
+    # shared mode: the stack whose network is used.
+    shared_stack: str = "dev"
     existing_vpc_id: str | None = None
     existing_subnet_ids: tuple[str, ...] = ()
     existing_security_group_ids: tuple[str, ...] = ()
@@ -63,12 +105,6 @@ def endpoint_hosts(region: str) -> list[str]:
     return [f"{service}.{region}.amazonaws.com" for service in ENDPOINT_SERVICES]
 
 
-def instance_architecture(instance_type: str) -> str:
-    """``t4g.nano`` → ``arm64`` (Graviton families end in ``g``, ``gd``, ``gn``), else ``x86_64``."""
-    family = instance_type.split(".", 1)[0]
-    return "arm64" if family.rstrip("dn").endswith("g") else "x86_64"
-
-
 def subnet_blocks(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
     """(public, private) blocks, each 1/16 of the VPC: public from the first, private from the ninth."""
     blocks = [str(b) for b in ipaddress.ip_network(vpc_cidr).subnets(prefixlen_diff=4)]
@@ -76,22 +112,29 @@ def subnet_blocks(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
 
 
 class Network(pulumi.ComponentResource):
-    """The function's subnets and security groups, with a route out (nat) or adopted as given (existing)."""
+    """The function's subnets and security groups: with a route out (nat), as given (existing), or another
+    stack's (shared)."""
 
     vpc_id: pulumi.Output[str]
     subnet_ids: pulumi.Output[list[str]]
     security_group_ids: pulumi.Output[list[str]]
+    # The private subnets' route tables (nat mode; none otherwise), for gateway endpoints (infra.assets).
+    private_route_table_ids: pulumi.Output[list[str]]
+    # The NAT instance, for its status-check alarm (None with a NAT gateway or no NAT).
+    nat_instance_id: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("blog-api:infra:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         prefix = args.physical_prefix
+        self.nat_instance_id = None
+        route_table_ids: list[pulumi.Input[str]] = []
 
         if args.mode == "existing":
             if args.existing_vpc_id is None or len(args.existing_subnet_ids) < 2:
                 raise ValueError("networkMode existing needs vpcId and two or more subnetIds")
             vpc_id: pulumi.Input[str] = args.existing_vpc_id
-            subnet_ids: list[pulumi.Input[str]] = list(args.existing_subnet_ids)
+            subnet_ids: pulumi.Output[list[str]] = pulumi.Output.from_input(list(args.existing_subnet_ids))
             group_ids: list[pulumi.Input[str]] = list(args.existing_security_group_ids)
         elif args.mode == "nat":
             vpc = aws.ec2.Vpc(
@@ -104,7 +147,15 @@ class Network(pulumi.ComponentResource):
                 opts=child,
             )
             vpc_id = vpc.id
-            subnet_ids = [subnet.id for subnet in self._nat_network(name, args, vpc)]
+            private_subnets, private_table = self._nat_network(name, args, vpc)
+            subnet_ids = pulumi.Output.all(*[subnet.id for subnet in private_subnets])
+            route_table_ids = [private_table.id]
+            group_ids = []
+        elif args.mode == "shared":
+            # Read from the other stack's outputs: nothing of its network is managed here.
+            network = pulumi.StackReference(f"{name}-shared", stack_name=shared_stack_name(args.shared_stack))
+            vpc_id = network.require_output("vpcId").apply(str)
+            subnet_ids = network.require_output("privateSubnetIds").apply(lambda ids: [str(i) for i in ids])
             group_ids = []
         else:
             raise ValueError(f"unknown network mode {args.mode!r}")
@@ -131,19 +182,21 @@ class Network(pulumi.ComponentResource):
             self._endpoints(name, args, vpc_id, subnet_ids, group_ids)
 
         self.vpc_id = pulumi.Output.from_input(vpc_id)
-        self.subnet_ids = pulumi.Output.all(*subnet_ids)
+        self.subnet_ids = subnet_ids
         self.security_group_ids = pulumi.Output.all(*group_ids)
+        self.private_route_table_ids = pulumi.Output.all(*route_table_ids)
         self.register_outputs(
             {"vpcId": self.vpc_id, "subnetIds": self.subnet_ids, "securityGroupIds": self.security_group_ids}
         )
 
-    def _nat_network(self, name: str, args: NetworkArgs, vpc: aws.ec2.Vpc) -> list[aws.ec2.Subnet]:
+    def _nat_network(
+        self, name: str, args: NetworkArgs, vpc: aws.ec2.Vpc
+    ) -> tuple[list[aws.ec2.Subnet], aws.ec2.RouteTable]:
         """Public subnets behind an internet gateway, one NAT in the first, private subnets routed to it."""
         child = pulumi.ResourceOptions(parent=self)
         prefix = args.physical_prefix
-        zones = aws.get_availability_zones_output(
-            state="available", opts=pulumi.InvokeOutputOptions(parent=self)
-        )
+        if len(args.zones) != args.availability_zone_count:
+            raise NetworkError("nat mode needs the zones checked by usable_zones")
         public_blocks, private_blocks = subnet_blocks(args.vpc_cidr, args.availability_zone_count)
 
         gateway = aws.ec2.InternetGateway(
@@ -152,138 +205,81 @@ class Network(pulumi.ComponentResource):
         public_table = aws.ec2.RouteTable(
             f"{name}-public-rt", vpc_id=vpc.id, tags={"Name": f"{prefix}-blog-api-public"}, opts=child
         )
-        aws.ec2.Route(
+        public_route = aws.ec2.Route(
             f"{name}-public-default",
             route_table_id=public_table.id,
             destination_cidr_block=DEFAULT_ROUTE,
             gateway_id=gateway.id,
             opts=child,
         )
-        public = []
-        for index, block in enumerate(public_blocks):
-            subnet = aws.ec2.Subnet(
-                f"{name}-public-{index}",
-                vpc_id=vpc.id,
-                cidr_block=block,
-                availability_zone=zones.names[index],
-                # Only the NAT lives here; it gets its address explicitly.
-                map_public_ip_on_launch=False,
-                tags={"Name": f"{prefix}-blog-api-public-{index}"},
-                opts=child,
-            )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-public-{index}-rta", subnet_id=subnet.id, route_table_id=public_table.id, opts=child
-            )
-            public.append(subnet)
+        public = [
+            self._subnet(name, "public", index, vpc, block, zone, public_table, prefix)
+            for index, (block, zone) in enumerate(zip(public_blocks, args.zones, strict=True))
+        ]
 
         private_table = aws.ec2.RouteTable(
             f"{name}-private-rt", vpc_id=vpc.id, tags={"Name": f"{prefix}-blog-api-private"}, opts=child
         )
+        nat: NatRoute
         if args.nat_type == "gateway":
-            address = aws.ec2.Eip(
-                f"{name}-nat-eip", domain="vpc", tags={"Name": f"{prefix}-blog-api-nat"}, opts=child
-            )
-            nat = aws.ec2.NatGateway(
-                f"{name}-nat",
-                allocation_id=address.id,
-                subnet_id=public[0].id,
-                connectivity_type="public",
-                tags={"Name": f"{prefix}-blog-api-nat"},
-                # A NAT gateway needs the internet gateway attached before it can route.
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
-            )
-            aws.ec2.Route(
-                f"{name}-private-default",
-                route_table_id=private_table.id,
-                destination_cidr_block=DEFAULT_ROUTE,
-                nat_gateway_id=nat.id,
-                opts=child,
-            )
+            nat = nat_gateway(name, prefix, public[0], public_route, self)
         else:
-            instance = self._nat_instance(name, args, vpc, public[0], gateway)
-            aws.ec2.Route(
-                f"{name}-private-default",
-                route_table_id=private_table.id,
-                destination_cidr_block=DEFAULT_ROUTE,
-                network_interface_id=instance.primary_network_interface_id,
-                opts=child,
-            )
-
-        private = []
-        for index, block in enumerate(private_blocks):
-            subnet = aws.ec2.Subnet(
-                f"{name}-private-{index}",
+            instance_args = NatInstanceArgs(
+                prefix=prefix,
                 vpc_id=vpc.id,
-                cidr_block=block,
-                availability_zone=zones.names[index],
-                map_public_ip_on_launch=False,
-                tags={"Name": f"{prefix}-blog-api-private-{index}"},
-                opts=child,
+                vpc_cidr=args.vpc_cidr,
+                instance_type=args.nat_instance_type,
+                image=args.nat_instance_image,
             )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-private-{index}-rta",
-                subnet_id=subnet.id,
-                route_table_id=private_table.id,
-                opts=child,
-            )
-            private.append(subnet)
-        return private
-
-    def _nat_instance(
-        self,
-        name: str,
-        args: NetworkArgs,
-        vpc: aws.ec2.Vpc,
-        subnet: aws.ec2.Subnet,
-        gateway: aws.ec2.InternetGateway,
-    ) -> aws.ec2.Instance:
-        prefix = args.physical_prefix
-        child = pulumi.ResourceOptions(parent=self)
-        group = aws.ec2.SecurityGroup(
-            f"{name}-nat-sg",
-            name=f"{prefix}-blog-api-nat",
-            description="blog-api NAT instance: forwards the VPC's traffic to the internet",
-            vpc_id=vpc.id,
-            ingress=[
-                aws.ec2.SecurityGroupIngressArgs(
-                    protocol="-1", from_port=0, to_port=0, cidr_blocks=[args.vpc_cidr]
-                )
-            ],
-            egress=[
-                aws.ec2.SecurityGroupEgressArgs(
-                    protocol="-1", from_port=0, to_port=0, cidr_blocks=[DEFAULT_ROUTE]
-                )
-            ],
-            tags={"Name": f"{prefix}-blog-api-nat"},
+            nat = nat_instance(name, instance_args, public[0], public_route, self)
+            self.nat_instance_id = nat.instance_id
+        aws.ec2.Route(
+            f"{name}-private-default",
+            route_table_id=private_table.id,
+            destination_cidr_block=DEFAULT_ROUTE,
+            nat_gateway_id=nat.nat_gateway_id,
+            network_interface_id=nat.network_interface_id,
             opts=child,
         )
-        image = aws.ssm.get_parameter_output(
-            name=AL2023_AMI_PARAMETER.format(arch=instance_architecture(args.nat_instance_type)),
-            opts=pulumi.InvokeOutputOptions(parent=self),
+        private = [
+            self._subnet(name, "private", index, vpc, block, zone, private_table, prefix)
+            for index, (block, zone) in enumerate(zip(private_blocks, args.zones, strict=True))
+        ]
+        return private, private_table
+
+    def _subnet(
+        self,
+        name: str,
+        kind: str,
+        index: int,
+        vpc: aws.ec2.Vpc,
+        block: str,
+        zone: str,
+        table: aws.ec2.RouteTable,
+        prefix: str,
+    ) -> aws.ec2.Subnet:
+        child = pulumi.ResourceOptions(parent=self)
+        subnet = aws.ec2.Subnet(
+            f"{name}-{kind}-{index}",
+            vpc_id=vpc.id,
+            cidr_block=block,
+            availability_zone=zone,
+            # Nothing gets a public address by itself; the NAT instance's is an Elastic IP.
+            map_public_ip_on_launch=False,
+            tags={"Name": f"{prefix}-blog-api-{kind}-{index}"},
+            opts=child,
         )
-        return aws.ec2.Instance(
-            f"{name}-nat-instance",
-            ami=image.insecure_value,
-            instance_type=args.nat_instance_type,
-            subnet_id=subnet.id,
-            vpc_security_group_ids=[group.id],
-            associate_public_ip_address=True,
-            # It forwards packets that are neither from nor to itself.
-            source_dest_check=False,
-            user_data=NAT_INSTANCE_USER_DATA,
-            metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_tokens="required"),
-            tags={"Name": f"{prefix}-blog-api-nat"},
-            # A newer Amazon Linux image must not replace the running NAT (and cut the function off);
-            # replace it deliberately with `pulumi up --replace`.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway], ignore_changes=["ami"]),
+        aws.ec2.RouteTableAssociation(
+            f"{name}-{kind}-{index}-rta", subnet_id=subnet.id, route_table_id=table.id, opts=child
         )
+        return subnet
 
     def _endpoints(
         self,
         name: str,
         args: NetworkArgs,
         vpc_id: pulumi.Input[str],
-        subnet_ids: list[pulumi.Input[str]],
+        subnet_ids: pulumi.Output[list[str]],
         function_group_ids: list[pulumi.Input[str]],
     ) -> None:
         child = pulumi.ResourceOptions(parent=self)

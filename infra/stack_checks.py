@@ -39,6 +39,8 @@ _PARAM_RE = re.compile(r"^/?[A-Za-z0-9_.\-/]+$")
 _APP_ID_RE = re.compile(r"^[1-9][0-9]{0,11}$")
 _EMAIL_RE = re.compile(r"^[^@\s]+@([^@\s]+\.[^@\s]+)$")
 _ROLE_NAME_RE = re.compile(r"^[\w+=,.@-]{1,64}$")
+_AMI_ID_RE = re.compile(r"^ami-[0-9a-f]{8,17}$")
+_AL2023_NAME_RE = re.compile(r"^al2023-ami-2023\.\d+\.\d{8}\.\d+-kernel-[\d.]+-(?P<arch>arm64|x86_64)$")
 _KMS_ARN_RE = re.compile(r"^arn:aws[\w-]*:kms:[a-z0-9-]+:\d{12}:key/[0-9a-f-]{36}$")
 _RESOURCE_ID_RE = {
     "vpcId": re.compile(r"^vpc-[0-9a-f]{8,17}$"),
@@ -74,7 +76,7 @@ def network_ids(groups: tuple[str, ...], k: KeyCheck) -> None:
                     k.problem(f"{value!r} is not an id of that kind", "<your id>", key=key)
     elif vpc_id or subnets or groups:
         # Silently ignoring them would deploy into a network nobody asked for.
-        k.problem("is nat, but vpcId/subnetIds/securityGroupIds are set", "existing", key="networkMode")
+        k.problem(f"is {mode}, but vpcId/subnetIds/securityGroupIds are set", "existing", key="networkMode")
 
 
 def proxy_url(value: str | None, k: KeyCheck) -> None:
@@ -128,13 +130,37 @@ def kms_key(value: str | None, k: KeyCheck) -> None:
                 KMS_CREATE)  # fmt: skip
 
 
-def deploy_role(value: str | None, k: KeyCheck) -> None:
+def operator_role(value: str | None, k: KeyCheck) -> None:
     if k.text_of("ssmKmsKey") == KMS_CREATE:
         k.check(
             value is not None and bool(_ROLE_NAME_RE.match(value)),
-            "must name the IAM role that deploys this stack (it may use the parameters' key)",
-            "<prefix>-blog-api-deploy",
+            "must name the IAM role that writes the parameters (it may use the parameters' key)",
+            "<prefix>-blog-api-operator",
         )
+
+
+def instance_architecture(instance_type: str) -> str:
+    """``t4g.nano`` → ``arm64`` (Graviton families end in ``g``, ``gd``, ``gn``), else ``x86_64``."""
+    family = instance_type.split(".", 1)[0]
+    return "arm64" if family.rstrip("dn").endswith("g") else "x86_64"
+
+
+def nat_image(value: str, k: KeyCheck) -> None:
+    """An ``ami-`` id, or an AL2023 image name whose architecture is the NAT instance type's."""
+    if _AMI_ID_RE.match(value):
+        return
+    match = _AL2023_NAME_RE.match(value)
+    if match is None:
+        k.problem(
+            "must be an ami-… id or an Amazon Linux 2023 image name", "al2023-ami-<release>-kernel-6.1-arm64"
+        )
+        return
+    wanted = instance_architecture(k.text_of("natInstanceType") or "")
+    k.check(
+        match.group("arch") == wanted,
+        f"is an {match.group('arch')} image, but natInstanceType needs {wanted}",
+        value.removesuffix(match.group("arch")) + wanted,
+    )
 
 
 def alarm_emails(emails: tuple[str, ...], k: KeyCheck) -> None:

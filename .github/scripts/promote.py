@@ -12,7 +12,10 @@ Subcommands (each reads files the workflow fetched, so the rules are plain funct
 * ``find-artifact``: from ``gh api repos/<repo>/actions/artifacts?name=lambda-zip-<sha>``, the newest
   unexpired artifact built for exactly that commit: its id and workflow run id.
 * ``verify``: the zip's SHA-256 equals the digest CI recorded beside it.
-* ``ran-on-dev``: ``pulumi stack history --json --stack dev`` has a succeeded update with that digest.
+* ``ran-on-dev``: dev's update history has a succeeded update with that digest. It reads
+  ``pulumi stack history --json --stack dev`` page by page (the CLI returns 10 entries unless asked for
+  a page), newest first, until the digest is found or a page comes back empty; ``--history-file``
+  checks one saved page instead.
 
 Stdlib only: the workflow runs it with the runner's Python before anything is installed.
 """
@@ -24,8 +27,9 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +38,10 @@ ARTIFACT_PREFIX = "lambda-zip-"
 ZIP_NAME = "blog-api.zip"
 DIGEST_PREFIX = "sha256:"
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
+# Entries per ``pulumi stack history`` page (the CLI's default is 10).
+HISTORY_PAGE_SIZE = 100
+# A bound on the pages read, so a backend that never returns an empty page cannot loop forever.
+HISTORY_MAX_PAGES = 1000
 
 
 class PromotionError(Exception):
@@ -94,15 +102,66 @@ def update_message(ref: str, sha: str, digest: str) -> str:
 
 def ran_on_dev(history: list[dict[str, Any]], digest: str) -> dict[str, Any]:
     """The latest succeeded dev update that deployed ``digest``; refuse when there is none."""
+    found = _deployed(history, digest)
+    if found is None:
+        raise PromotionError(_never_ran(digest))
+    return found
+
+
+def _deployed(history: list[dict[str, Any]], digest: str) -> dict[str, Any] | None:
     marker = f"{DIGEST_PREFIX}{digest}"
     for update in sorted(history, key=lambda u: u.get("startTime") or 0, reverse=True):
         if update.get("kind") == "update" and update.get("result") == "succeeded":
             if marker in str(update.get("message", "")).split():
                 return update
-    raise PromotionError(
-        f"dev never ran {marker}: a release deploys only what a successful dev update deployed. "
-        "Deploy this commit to dev first (a push to main, or Run workflow → dev)."
+    return None
+
+
+def _never_ran(digest: str) -> str:
+    return (
+        f"dev never ran {DIGEST_PREFIX}{digest}: a release deploys only what a successful dev update "
+        "deployed. Deploy this commit to dev first (a push to main, or Run workflow → dev)."
     )
+
+
+def history_pages(fetch_page: Callable[[int], list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
+    """Pages 1, 2, ... of a stack's history, up to the first empty (or short) page."""
+    for page in range(1, HISTORY_MAX_PAGES + 1):
+        entries = fetch_page(page)
+        if not entries:
+            return
+        yield entries
+        if len(entries) < HISTORY_PAGE_SIZE:
+            return
+    raise PromotionError(f"the history has more than {HISTORY_MAX_PAGES} pages; stopped reading it")
+
+
+def ran_on_dev_paged(fetch_page: Callable[[int], list[dict[str, Any]]], digest: str) -> dict[str, Any]:
+    """``ran_on_dev`` over the whole history, read page by page until the digest is found."""
+    entries_read = 0
+    for entries in history_pages(fetch_page):
+        entries_read += len(entries)
+        found = _deployed(entries, digest)
+        if found is not None:
+            return found
+    raise PromotionError(f"{_never_ran(digest)} ({entries_read} updates of dev's history read, all of it)")
+
+
+def pulumi_history_page(pulumi: str, stack: str) -> Callable[[int], list[dict[str, Any]]]:
+    """Reads one page of ``pulumi stack history --json`` for ``stack``."""
+
+    def fetch(page: int) -> list[dict[str, Any]]:
+        command = [pulumi, "stack", "history", "--json", "--stack", stack,
+                   "--page-size", str(HISTORY_PAGE_SIZE), "--page", str(page)]  # fmt: skip
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise PromotionError(f"{' '.join(command)} failed: {result.stderr.strip()[-500:]}")
+        entries = json.loads(result.stdout or "[]")
+        if not isinstance(entries, list):
+            raise PromotionError(f"{' '.join(command)} printed no JSON list")
+        return entries
+
+    return fetch
 
 
 def _write_outputs(path: str | None, values: dict[str, str]) -> None:
@@ -130,7 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--sha256-file", required=True, type=Path)
     dev = sub.add_parser("ran-on-dev", help="a succeeded dev update deployed this digest")
     dev.add_argument("--digest", required=True)
-    dev.add_argument("--history-file", required=True, type=Path, help="pulumi stack history --json")
+    source = dev.add_mutually_exclusive_group(required=True)
+    source.add_argument("--history-file", type=Path, help="one saved page of pulumi stack history --json")
+    source.add_argument("--stack", help="read this stack's whole history with the Pulumi CLI, page by page")
+    dev.add_argument("--pulumi", default="pulumi", help="the Pulumi CLI to run (with --stack)")
     return parser
 
 
@@ -146,7 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             digest = verify(args.zip, args.sha256_file.read_text())
             _write_outputs(args.output, {"digest": digest})
         else:
-            update = ran_on_dev(json.loads(args.history_file.read_text()), args.digest)
+            if args.history_file is not None:
+                update = ran_on_dev(json.loads(args.history_file.read_text()), args.digest)
+            else:
+                update = ran_on_dev_paged(pulumi_history_page(args.pulumi, args.stack), args.digest)
             _write_outputs(args.output, {"dev-update": str(update.get("version", ""))})
     except PromotionError as exc:
         print(f"::error::{exc}", file=sys.stderr)

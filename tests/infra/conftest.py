@@ -29,6 +29,10 @@ EXISTING_SUBNETS = ("subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002")
 EXISTING_GROUP = "sg-0a1b2c3d4e5f60003"
 ALARM_EMAILS = ("ops@yamada-blog.jp", "oncall@yamada-blog.jp")
 CUSTOM_DOMAIN = "blog-api.yamada-blog.jp"
+REVIEW_PREFIX = "r-fix-log-a1b2c3"
+GITHUB_REPOSITORY = "yamada/blog-api"
+OPERATOR_PRINCIPAL = f"arn:aws:iam::{ACCOUNT_ID}:role/yamada-admin"
+EXISTING_OIDC_PROVIDER = f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/token.actions.githubusercontent.com"
 
 # scenario → (stack, config on top of the committed stack file)
 SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
@@ -57,6 +61,29 @@ SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
             "blog-api:alarmEmails": json.dumps(ALARM_EMAILS),
             "blog-api:githubAppId": "1000001",
             "blog-api:reservedConcurrency": "20",
+        },
+    ),
+    # dev on a customer managed key of its own, like prod.
+    "dev-kms": ("dev", {"blog-api:ssmKmsKey": "create"}),
+    # A review stack: dev's config (as the workflow copies it) on dev's network.
+    "review": (
+        "dev",
+        {"blog-api:physicalPrefix": REVIEW_PREFIX, "blog-api:networkMode": "shared"},
+    ),
+    "prod-endpoints": ("prod", {"blog-api:vpcEndpoints": "true"}),
+    # The account's bootstrap program (infra/bootstrap), with the settings a user gives it.
+    "bootstrap": (
+        "account",
+        {
+            "blog-api-bootstrap:githubRepository": GITHUB_REPOSITORY,
+            "blog-api-bootstrap:operatorPrincipals": json.dumps([OPERATOR_PRINCIPAL]),
+        },
+    ),
+    "bootstrap-existing-oidc": (
+        "account",
+        {
+            "blog-api-bootstrap:githubRepository": GITHUB_REPOSITORY,
+            "blog-api-bootstrap:oidcProviderArn": EXISTING_OIDC_PROVIDER,
         },
     ),
     "prod-snapstart": (

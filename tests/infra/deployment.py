@@ -54,6 +54,8 @@ class Resource:
     dependencies: tuple[str, ...]
     property_dependencies: dict[str, list[str]]
     import_id: str
+    ignore_changes: tuple[str, ...] = ()
+    delete_before_replace: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ class Deployment:
                 dependencies=tuple(r["dependencies"]),
                 property_dependencies=r["propertyDependencies"],
                 import_id=r["importId"],
+                ignore_changes=tuple(r["ignoreChanges"]),
+                delete_before_replace=r["deleteBeforeReplace"],
             )
             for r in record["resources"]
         )

@@ -6,6 +6,9 @@ Pulumi's mocks are process-wide, so the tests start this script once per scenari
 
 It reads the committed ``Pulumi.<stack>.yaml`` exactly as the CLI would hand it to the program, and is
 started from ``infra/`` as the Pulumi CLI starts the program (``main: infra/``).
+
+``python tests/infra/mock_run.py account --out result.json --set blog-api-bootstrap:key=value ...`` runs
+the account's bootstrap program (``infra/bootstrap/``) instead, with only the config given.
 """
 
 from __future__ import annotations
@@ -27,11 +30,21 @@ from pulumi.runtime.sync_await import _sync_await
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "blog-api"
+BOOTSTRAP_PROJECT = "blog-api-bootstrap"
+BOOTSTRAP_STACK = "account"
+BOOTSTRAP_REGION = "ap-northeast-1"
 ACCOUNT_ID = "123456789012"
 ZONES = ("a", "c", "d")
-# What the mocked SSM returns at deploy time: the GitHub App id (githubAppIdParam) and the NAT image.
+# A Local Zone the account opted into: get_availability_zones lists it unless filtered out.
+LOCAL_ZONE = "ap-northeast-1-tpe-1a"
+ORGANIZATION = "yamada"
+# What the mocked SSM returns at deploy time: the GitHub App id (githubAppIdParam).
 APP_ID_FROM_SSM = "2718281"
+# What the mocked EC2 finds for an image name (the NAT instance's natInstanceAmi).
 AMI_ID = "ami-0fedcba9876543210"
+# The outputs of the stack a ``shared`` stack reads (dev's network).
+SHARED_VPC = "vpc-0d0e0f1011121314a"
+SHARED_SUBNETS = ("subnet-0d0e0f101112131a1", "subnet-0d0e0f101112131a2")
 
 
 def stack_config(stack: str) -> dict[str, str]:
@@ -54,6 +67,7 @@ class StackMocks(pulumi.runtime.Mocks):
         self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
         self.calls: list[str] = []
         self.call_args: list[dict[str, Any]] = []
+        self.image_names: list[str] = []
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         self.inputs[(args.typ, args.name)] = args.inputs
@@ -82,10 +96,18 @@ class StackMocks(pulumi.runtime.Mocks):
             resource_id = name
             outputs["arn"] = f"arn:aws:logs:{region}:{account}:log-group:{name}"
         elif args.typ == "aws:ec2/instance:Instance":
+            resource_id = "i-0123456789abcdef0"
             outputs["primaryNetworkInterfaceId"] = "eni-0123456789abcdef0"
+        elif args.typ == "pulumi:pulumi:StackReference":
+            outputs["outputs"] = {"vpcId": SHARED_VPC, "privateSubnetIds": list(SHARED_SUBNETS)}
         elif args.typ == "aws:sqs/queue:Queue":
             outputs["arn"] = f"arn:aws:sqs:{region}:{account}:{name}"
             outputs["url"] = f"https://sqs.{region}.amazonaws.com/{account}/{name}"
+        elif args.typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
+            host = str(args.inputs["url"]).removeprefix("https://")
+            outputs["arn"] = f"arn:aws:iam::{account}:oidc-provider/{host}"
+        elif args.typ == "aws:iam/policy:Policy":
+            outputs["arn"] = f"arn:aws:iam::{account}:policy/{name}"
         elif args.typ == "aws:iam/role:Role":
             resource_id = name
             outputs["arn"] = f"arn:aws:iam::{account}:role/{name}"
@@ -111,12 +133,21 @@ class StackMocks(pulumi.runtime.Mocks):
             return {"accountId": ACCOUNT_ID, "arn": arn, "userId": "AIDA", "id": ACCOUNT_ID}, []
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             names = [f"{self.region}{zone}" for zone in ZONES]
-            return {"names": names, "zoneIds": [f"apne1-az{i}" for i in (4, 1, 2)], "id": self.region}, []
+            filters = {f["name"]: f["values"] for f in args.args.get("filters") or []}
+            # EC2 lists an opted-in Local Zone too, unless the zone type (or opt-in status) is filtered.
+            if "availability-zone" not in filters.get("zone-type", []) and "opt-in-not-required" not in (
+                filters.get("opt-in-status", [])
+            ):
+                names.insert(1, LOCAL_ZONE)
+            zone_ids = [f"apne1-az{i}" for i in range(len(names))]
+            return {"names": names, "zoneIds": zone_ids, "id": self.region}, []
+        if args.token == "aws:ec2/getAmi:getAmi":
+            (name_filter,) = [f["values"] for f in args.args["filters"] if f["name"] == "name"]
+            self.image_names.extend(name_filter)
+            return {"id": AMI_ID, "imageId": AMI_ID, "name": name_filter[0], "architecture": "arm64"}, []
         if args.token == "aws:ssm/getParameter:getParameter":
             name = args.args["name"]
             value = APP_ID_FROM_SSM if name.endswith("/github-app-id") else None
-            if name.startswith("/aws/service/ami-amazon-linux-latest/al2023-ami-"):
-                value = AMI_ID
             if value is None:
                 raise NotImplementedError(f"the mocks have no SSM parameter {name}")
             return {"name": name, "value": value, "insecureValue": value, "type": "String", "id": name}, []
@@ -159,11 +190,33 @@ class RecordingMonitor(MockMonitor):
                     "dependencies": sorted(request.dependencies),
                     # The import_ option: the id of an existing resource to adopt.
                     "importId": request.importId,
+                    "ignoreChanges": sorted(request.ignoreChanges),
+                    "deleteBeforeReplace": bool(request.deleteBeforeReplace),
                     "propertyDependencies": {
                         key: sorted(value.urns) for key, value in request.propertyDependencies.items()
                     },
                 }
             )
+        return response
+
+    def ReadResource(self, request: Any) -> Any:
+        # A read (a StackReference): recorded like a registration, with the id it reads.
+        response = super().ReadResource(request)
+        self.registrations.append(
+            {
+                "urn": response.urn,
+                "type": request.type,
+                "name": request.name,
+                "custom": True,
+                "parent": request.parent,
+                "id": request.id,
+                "dependencies": sorted(request.dependencies),
+                "importId": "",
+                "ignoreChanges": [],
+                "deleteBeforeReplace": False,
+                "propertyDependencies": {},
+            }
+        )
         return response
 
 
@@ -178,8 +231,14 @@ def _plain(value: Any) -> Any:
 
 
 def run(stack: str, overrides: dict[str, str]) -> dict[str, Any]:
-    """Run the program for ``stack`` with its stack file's config plus ``overrides``; return the record."""
-    config = {**stack_config(stack), **overrides}
+    """Run the program for ``stack`` with its stack file's config plus ``overrides``; return the record.
+
+    The stack ``account`` is the bootstrap program's, with no stack file: only ``overrides``."""
+    bootstrap = stack == BOOTSTRAP_STACK
+    project = BOOTSTRAP_PROJECT if bootstrap else PROJECT
+    main = REPO_ROOT / "infra" / ("bootstrap/__main__.py" if bootstrap else "__main__.py")
+    base = {"aws:region": BOOTSTRAP_REGION} if bootstrap else stack_config(stack)
+    config = {**base, **overrides}
     for key, value in config.items():
         pulumi.runtime.set_config(key, value)
     mocks = StackMocks(region=config["aws:region"])
@@ -188,13 +247,19 @@ def run(stack: str, overrides: dict[str, str]) -> dict[str, Any]:
     log_records = _Records()
     logger.addHandler(log_records)
     pulumi.runtime.set_mocks(
-        mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor, logger=logger
+        mocks,
+        project=project,
+        stack=stack,
+        preview=False,
+        monitor=monitor,
+        logger=logger,
+        organization=ORGANIZATION,
     )
 
     outputs: dict[str, Any] = {}
 
     def program() -> Any:
-        runpy.run_path(str(REPO_ROOT / "infra" / "__main__.py"), run_name="__main__")
+        runpy.run_path(str(main), run_name="__main__")
         exported = dict(get_root_resource().outputs)  # type: ignore[union-attr]
 
         async def resolve() -> None:
@@ -228,13 +293,14 @@ def run(stack: str, overrides: dict[str, str]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("stack", choices=["dev", "prod"])
-    parser.add_argument("--artifact", required=True, help="the prebuilt zip, given as blog-api:artifactPath")
+    parser.add_argument("stack", choices=["dev", "prod", BOOTSTRAP_STACK])
+    parser.add_argument("--artifact", help="the prebuilt zip, given as blog-api:artifactPath")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="extra config")
     args = parser.parse_args(argv)
     overrides = dict(item.split("=", 1) for item in args.set)
-    overrides[f"{PROJECT}:artifactPath"] = args.artifact
+    if args.artifact is not None:
+        overrides[f"{PROJECT}:artifactPath"] = args.artifact
     record = run(args.stack, overrides)
     args.out.write_text(json.dumps(record, indent=1, sort_keys=True, default=_plain))
     if record["error"] is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.infra.conftest import ALARM_EMAILS
-from tests.infra.deployment import ALARM, HTTP_API, STAGE, SUBSCRIPTION, TOPIC, Deployment
+from tests.infra.deployment import ALARM, HTTP_API, INSTANCE, STAGE, SUBSCRIPTION, TOPIC, Deployment
 
 EXPECTED = {
     # suffix: (namespace, metric, statistic, threshold)
@@ -15,6 +15,12 @@ EXPECTED = {
     "processing-errors": ("blog-api", "ProcessingErrors", "Sum", 0),
     "api-5xx": ("AWS/ApiGateway", "5xx", "Sum", 0),
 }
+# Only where a NAT instance is the way out (dev).
+NAT_ALARM = {"nat-status-check": ("AWS/EC2", "StatusCheckFailed", "Maximum", 0)}
+
+
+def expected(deployment: Deployment) -> dict[str, tuple[str, str, str, int]]:
+    return {**EXPECTED, **(NAT_ALARM if deployment.of_type(INSTANCE) else {})}
 
 
 def alarms(deployment: Deployment) -> dict[str, dict]:
@@ -27,7 +33,7 @@ def test_one_topic_per_stack_and_every_alarm_notifies_it(deployment: Deployment)
     topic_arn = f"arn:aws:sns:ap-northeast-1:123456789012:{deployment.prefix}-blog-api-alarms"
     assert topic.inputs["name"] == f"{deployment.prefix}-blog-api-alarms"
     found = alarms(deployment)
-    assert set(found) == set(EXPECTED)
+    assert set(found) == set(expected(deployment))
     for suffix, alarm in found.items():
         assert alarm["alarmActions"] == [topic_arn], suffix
         assert alarm["okActions"] == [topic_arn], suffix
@@ -46,13 +52,23 @@ def test_each_alarm_watches_the_right_metric_of_this_stack(deployment: Deploymen
         "dlq-age": queue,
         "api-5xx": api,
     }
+    for instance in deployment.of_type(INSTANCE):
+        dimensions["nat-status-check"] = {"InstanceId": instance.id}
     for suffix, alarm in alarms(deployment).items():
-        namespace, metric, statistic, threshold = EXPECTED[suffix]
+        namespace, metric, statistic, threshold = expected(deployment)[suffix]
         assert (alarm["namespace"], alarm["metricName"], alarm["statistic"]) == (namespace, metric, statistic)
         assert alarm["threshold"] == threshold, suffix
         assert alarm["comparisonOperator"] == "GreaterThanThreshold", suffix
         assert alarm["dimensions"] == dimensions[suffix], suffix
-        assert alarm["treatMissingData"] == "notBreaching", suffix
+        # A NAT instance that reports nothing (stopped, or powered off by a failed setup) is failing.
+        missing = "breaching" if suffix == "nat-status-check" else "notBreaching"
+        assert alarm["treatMissingData"] == missing, suffix
+
+
+def test_the_nat_instance_status_check_alarm_notifies_the_topic(dev: Deployment, prod: Deployment) -> None:
+    assert "nat-status-check" in alarms(dev)
+    assert dev.one(INSTANCE).id == "i-0123456789abcdef0"
+    assert "nat-status-check" not in alarms(prod)  # a NAT gateway: no instance to watch
 
 
 def test_without_emails_nobody_is_subscribed_and_the_run_warns(deployment: Deployment) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+from function.webhooks.envelope import PAYLOAD_BUDGET
+from infra.function import DLQ_MAX_MESSAGE_SIZE
 from shared import names
+from shared.names import ASYNC_INVOKE_PAYLOAD_LIMIT
 from tests.infra.conftest import ACCOUNT_ID, KMS_KEY_ARN
 from tests.infra.deployment import (
     ATTACHMENT,
@@ -17,6 +20,10 @@ from tests.infra.deployment import (
     resources_of,
 )
 from tests.infra.mock_run import APP_ID_FROM_SSM
+
+# Lambda's on-failure record around the event: request and response context, version, timestamp (a few
+# hundred bytes; 4 KiB is the room the envelope's budget leaves below Lambda's limit).
+ON_FAILURE_RECORD_BYTES = 4096
 
 
 def test_function_has_the_fixed_prefixed_name(deployment: Deployment) -> None:
@@ -67,7 +74,8 @@ def test_environment_names_the_ssm_parameters_and_holds_no_secret(deployment: De
     assert "AWS_LAMBDA_FUNCTION_NAME" not in env
 
 
-def test_no_proxy_keeps_endpoint_traffic_off_the_proxy_in_prod(prod: Deployment) -> None:
+def test_no_proxy_keeps_endpoint_traffic_off_the_proxy(deployments: dict[str, Deployment]) -> None:
+    prod = deployments["prod-endpoints"]
     hosts = prod.environment["NO_PROXY"].split(",")
     assert f"lambda.{prod.region}.amazonaws.com" in hosts
     assert f"ssm.{prod.region}.amazonaws.com" in hosts
@@ -196,3 +204,12 @@ def test_log_group_is_imported_only_when_asked(deployments: dict[str, Deployment
     for scenario, imported in (("prod", False), ("prod-snapstart", True)):
         group = next(g for g in deployments[scenario].of_type(LOG_GROUP) if g.name.endswith("-logs"))
         assert (group.import_id == "/aws/lambda/p-st-blog-api") is imported, scenario
+
+
+def test_dead_letter_queue_holds_the_largest_asynchronous_event(deployment: Deployment) -> None:
+    # Lambda's on-failure record wraps the whole event; the accept path fills events up to the envelope's
+    # budget, so the queue's message limit must be at least that plus the record around it.
+    queue = deployment.one(QUEUE).inputs
+    assert queue["maxMessageSize"] == 1_048_576 == DLQ_MAX_MESSAGE_SIZE
+    assert queue["maxMessageSize"] >= PAYLOAD_BUDGET + ON_FAILURE_RECORD_BYTES
+    assert queue["maxMessageSize"] >= ASYNC_INVOKE_PAYLOAD_LIMIT

@@ -92,3 +92,12 @@ def test_components_parent_their_resources(deployment: Deployment) -> None:
         if resource.custom:
             parent = components[resource.parent]
             assert resource.name.startswith(f"{parent.name}-"), resource.name
+
+
+def test_first_delivery_quotes_the_number_of_resources_a_dev_stack_creates(dev: Deployment) -> None:
+    # What `pulumi up` counts: every resource (custom and component) plus the stack itself; the page's
+    # dev stack has one alarm address, so one subscription more than the committed file.
+    page = (REPO_ROOT / "docs" / "first-delivery.md").read_text()
+    (quoted,) = re.findall(r"\+ (\d+) created", page)
+    assert dev.setting("alarmEmails") == "[]"
+    assert int(quoted) == len(dev.resources) + 1 + 1

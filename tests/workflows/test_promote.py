@@ -112,3 +112,74 @@ def test_command_line_writes_step_outputs_and_fails_with_an_annotation(tmp_path:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert refused.returncode == 1 and refused.stderr.startswith("::error::no CI artifact")
+
+
+def test_history_is_read_page_by_page_until_the_digest_is_found() -> None:
+    digest = "a" * 64
+    # Ten pages of other updates (more than the CLI's default page of 10), then the one that ran.
+    size = promote.HISTORY_PAGE_SIZE
+    pages = [
+        [history_entry(i, "succeeded", f"main@{OTHER} sha256:{'b' * 64}", 10_000 - i) for i in range(size)]
+        for _ in range(10)
+    ]
+    pages.append([history_entry(4, "succeeded", promote.update_message("main", SHA, digest), 4)])
+    pages.append([history_entry(3, "succeeded", promote.update_message("main", SHA, "c" * 64), 3)])
+    asked: list[int] = []
+
+    def fetch(page: int) -> list[dict[str, Any]]:
+        asked.append(page)
+        return pages[page - 1] if page <= len(pages) else []
+
+    assert promote.ran_on_dev_paged(fetch, digest)["version"] == 4
+    assert asked == list(range(1, 12))  # it stopped at the page that held the digest
+
+
+def test_the_whole_history_is_read_before_a_release_is_refused() -> None:
+    size = promote.HISTORY_PAGE_SIZE
+    full = [history_entry(i, "succeeded", "main@x sha256:" + "b" * 64, i) for i in range(size)]
+    asked: list[int] = []
+
+    def fetch(page: int) -> list[dict[str, Any]]:
+        asked.append(page)
+        return full if page <= 3 else []
+
+    with pytest.raises(promote.PromotionError, match=f"{3 * size} updates of dev's history read"):
+        promote.ran_on_dev_paged(fetch, "a" * 64)
+    assert asked == [1, 2, 3, 4]
+
+
+def test_ran_on_dev_pages_through_the_pulumi_cli(tmp_path: Path) -> None:
+    # A stand-in `pulumi` that answers `stack history --json --page-size N --page P` from files.
+    digest = "d" * 64
+    size = promote.HISTORY_PAGE_SIZE
+    for page in (1, 2):
+        entries = [
+            history_entry(page * 1000 + i, "succeeded", "main@x sha256:" + "e" * 64, 0) for i in range(size)
+        ]
+        (tmp_path / f"page-{page}.json").write_text(json.dumps(entries))
+    found = [history_entry(77, "succeeded", promote.update_message("v1", SHA, digest), 0)]
+    (tmp_path / "page-3.json").write_text(json.dumps(found))
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "pulumi"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, pathlib\n"
+        f"pathlib.Path({str(log)!r}).open('a').write(' '.join(sys.argv[1:]) + '\\n')\n"
+        "args = sys.argv[1:]\n"
+        "page = args[args.index('--page') + 1]\n"
+        f"path = pathlib.Path({str(tmp_path)!r}) / f'page-{{page}}.json'\n"
+        "print(path.read_text() if path.exists() else '[]')\n"
+    )
+    fake.chmod(0o755)
+    output = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, str(PROMOTE_SCRIPT), "--output", str(output), "ran-on-dev", "--digest", digest,
+         "--stack", "dev", "--pulumi", str(fake)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert output.read_text() == "dev-update=77\n"
+    calls = log.read_text().splitlines()
+    assert calls == [
+        f"stack history --json --stack dev --page-size {size} --page {page}" for page in (1, 2, 3)
+    ]

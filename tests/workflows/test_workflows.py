@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.workflows import WORKFLOW_FILES, WORKFLOWS, load_dev_hold
+from tests.workflows import REPO, WORKFLOW_FILES, WORKFLOWS, load_dev_hold
 
 SHA_PIN = re.compile(r"^\s*(?:-\s+)?uses:\s*[\w.-]+/[\w./-]+@[0-9a-f]{40}\s+#\s*v\d+(\.\d+)*\s*$")
 # A reusable workflow of this repository at the same commit (GitHub's self-repository form).
@@ -262,7 +262,10 @@ def test_nothing_in_deploy_builds_and_every_deploy_uses_the_commits_verified_zip
         job = jobs[name]
         needs = [job["needs"]] if isinstance(job["needs"], str) else job["needs"]
         assert "locate" in needs, name
-        (download,) = _steps_using(job, DOWNLOAD_ARTIFACT)
+        # The zip's download (prod also downloads the approved plan, checked below).
+        (download,) = [
+            s for s in _steps_using(job, DOWNLOAD_ARTIFACT) if "prod-plan" not in s["with"]["name"]
+        ]
         assert download["with"]["name"] == "${{ needs.locate.outputs.artifact-name }}", name
         assert download["with"]["run-id"] == "${{ needs.locate.outputs.run-id }}", name
         assert job["permissions"]["actions"] == "read", name
@@ -356,3 +359,68 @@ def test_branch_deletion_destroys_that_branchs_review_stack() -> None:
     assert "github.event.ref_type == 'branch'" in destroy["if"]
     assert "review-stack --branch" in _run_text(destroy)
     assert "pulumi destroy --yes" in _run_text(destroy)
+
+
+# --- what runs is pinned, and prod applies what was approved ---
+
+
+def _locked_version(package: str) -> str:
+    lock = (REPO / "uv.lock").read_text()
+    match = re.search(rf'\[\[package\]\]\nname = "{re.escape(package)}"\nversion = "([^"]+)"', lock)
+    assert match is not None, package
+    return match.group(1)
+
+
+def test_the_pulumi_cli_pip_and_uv_are_pinned_to_exact_versions() -> None:
+    deploy = _load(WORKFLOWS / "deploy.yaml")
+    ci = _load(WORKFLOWS / "ci.yaml")
+    version = deploy["env"]["PULUMI_VERSION"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version), version
+    # The CLI is the release of the SDK the program runs with (they are released together).
+    assert version == _locked_version("pulumi")
+    for workflow in (deploy, ci):
+        tools = workflow["env"]["PIP_TOOLS"].split()
+        assert [t.split("==")[0] for t in tools] == ["pip", "uv"]
+        assert all(re.fullmatch(r"[a-z]+==\d+(\.\d+)+", t) for t in tools), tools
+    assert deploy["env"]["PIP_TOOLS"] == ci["env"]["PIP_TOOLS"]
+    # make install takes them from the environment; by default it upgrades to the newest.
+    makefile = (REPO / "Makefile").read_text()
+    assert "PIP_TOOLS ?= pip uv" in makefile and "--upgrade $(PIP_TOOLS)" in makefile
+    assert "--upgrade pip uv" not in makefile
+    for job in deploy["jobs"].values():
+        for step in _steps_using(job, "pulumi/actions@"):
+            assert step["with"]["pulumi-version"] == "${{ env.PULUMI_VERSION }}"
+
+
+def test_prod_applies_the_plan_its_approver_saw() -> None:
+    jobs = _jobs("deploy.yaml")
+    preview, prod = jobs["prod-preview"], jobs["prod"]
+    saved = " ".join(_run_text(preview).replace("\\\n", " ").split())
+    assert '--save-plan "$RUNNER_TEMP/plan/prod-plan.json"' in saved
+    (upload,) = _steps_using(preview, "actions/upload-artifact@")
+    plan_downloads = [s for s in _steps_using(prod, DOWNLOAD_ARTIFACT) if "prod-plan" in s["with"]["name"]]
+    (download,) = plan_downloads
+    # The same run and attempt: a re-run previews again before anything is applied.
+    assert upload["with"]["name"] == download["with"]["name"]
+    assert "github.run_id" in upload["with"]["name"] and "github.run_attempt" in upload["with"]["name"]
+    up = next(s for s in prod["steps"] if "pulumi up" in str(s.get("run", "")))
+    assert up["env"]["PLAN"] == "${{ runner.temp }}/plan/prod-plan.json"
+    command = " ".join(str(up["run"]).replace("\\\n", " ").split())
+    assert '--plan "$PLAN"' in command and "--diff" in command
+    texts = [str(s.get("run", "")) for s in prod["steps"]]
+    assert next(i for i, t in enumerate(prod["steps"]) if t is download) < next(
+        i for i, t in enumerate(texts) if "pulumi up" in t
+    )
+
+
+def test_a_release_reads_devs_whole_history() -> None:
+    text = _run_text(_jobs("deploy.yaml")["prod-preview"])
+    assert '"$PROMOTE_SCRIPT" ran-on-dev --digest "$DIGEST" --stack dev' in text
+    # No single `pulumi stack history` call, which returns ten entries.
+    assert "pulumi stack history" not in text
+
+
+def test_review_stacks_start_on_devs_network() -> None:
+    text = _run_text(_jobs("deploy.yaml")["review"])
+    assert 'pulumi config set --stack "$STACK" blog-api:networkMode shared' in text
+    assert text.index("config cp --stack dev") < text.index("networkMode shared")
