@@ -175,3 +175,9 @@ class HookUrlRefused(Exception):
     """An outgoing webhook's URL may not be called: not https (http only to loopback outside Lambda),
     or its host resolves to an address the function must never reach (private, link-local, loopback on
     Lambda, multicast, the metadata service). The message names the rule, never the URL's path."""
+
+
+class StoreStepFailed(Exception):
+    """A database statement of a sync failed for a reason a retry does not cure (a refused statement, a
+    constraint). The message says in words which step of which chunk failed, that its transaction was
+    rolled back, and what this sync committed before it (served)."""

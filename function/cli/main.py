@@ -7,6 +7,7 @@ non-zero exit.
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
@@ -20,6 +21,7 @@ from function.cli.logs import logs
 from function.cli.redeliver import redeliver
 from function.cli.send_webhook import send_webhook
 from function.cli.sync import sync
+from function.cli.text_logs import configure_text_logging
 from function.cli.users import users
 from function.errors import BlogApiError, ConfigError
 from function.store.url import DatabaseTarget
@@ -41,6 +43,7 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
         LockTimeout,
         SourcePermanentError,
         SourceUnavailable,
+        StoreStepFailed,
         UnknownUser,
         UserExists,
     )
@@ -52,6 +55,8 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
         SourceUnavailable,
         SourcePermanentError,
         LockTimeout,
+        # A sync's statement failed: the line says the step, the chunk rolled back and what is served.
+        StoreStepFailed,
         UserExists,
         UnknownUser,
         # e.g. "no such table": the one line says so; `blog-api init-db` is the usual fix.
@@ -64,6 +69,8 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: runs the CLI and turns expected failures into one line and exit 1."""
     context = Context()
+    # On a terminal, a log line is words with its fields, never a bare message (the function logs JSON).
+    handler = configure_text_logging()
     try:
         cli.main(args=argv, prog_name="blog-api", standalone_mode=False, obj=context)
     except click.exceptions.Abort:
@@ -75,6 +82,10 @@ def main(argv: list[str] | None = None) -> None:
     except _expected_errors() as exc:
         click.echo(f"error: {describe(exc, _target_of(context))}", err=True)
         sys.exit(1)
+    finally:
+        # The stream is the command's stderr: nothing after the command (in-process callers, tests)
+        # writes to it.
+        logging.getLogger().removeHandler(handler)
 
 
 def _target_of(context: Context) -> DatabaseTarget | None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from function.cli.context import Context, pass_context
+from function.cli.text_logs import reported_by_command
 from function.errors import BlogApiError, ConfigError
 
 if TYPE_CHECKING:
@@ -51,7 +52,13 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
     services.settings.check_source()
     # The bar is entered on the first report that knows the total, and left with the sync, whatever
     # way the sync ends.
-    with ExitStack() as bars, ctx.store() as store:
+    # The worker's log lines for one file's failure or warning: the summary below prints each of them,
+    # with its path and reason, so they are not printed a second time as log lines. (Imported here: the
+    # worker is only loaded by the commands that run it.)
+    from function.worker.sync.summary import FILE_FAILED, FILE_WARNING
+
+    printed_below = frozenset({FILE_FAILED, FILE_WARNING})
+    with ExitStack() as bars, ctx.store() as store, reported_by_command(printed_below):
         summary = services.worker(store).sync_user(
             user_name,
             branch=branch or services.settings.article_branch,
@@ -63,7 +70,7 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
     click.echo(
         f"synced {user_name}: processed={summary.processed} succeeded={summary.succeeded} "
         f"failed={summary.failed} fetched={summary.fetched} archived={summary.archived} "
-        f"head={summary.head_sha}"
+        f"warnings={len(summary.warnings)} head={summary.head_sha}"
     )
     # Drafts are not served: "0 published of 41" must not pass for a clean sync.
     published = summary.succeeded - summary.drafts

@@ -145,6 +145,8 @@ class MySQLDatabase(peewee.MySQLDatabase):
                     if not cursor.nextset():
                         break
         except Exception as exc:
+            # Which statement failed: the server ran every one before it (their results were read).
+            exc.failed_at = len(results)  # type: ignore[attr-defined]
             self._notify_batch(sql, statements, started, exc)
             raise
         self._notify_batch(sql, statements, started, None)

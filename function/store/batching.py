@@ -11,6 +11,8 @@ import peewee
 import pymysql
 
 from function.store.backends import MySQLDatabase, StatementResult, is_mysql
+from function.store.bounds import groups, limits_of, row_bytes
+from function.store.steps import note_step
 
 log = logging.getLogger(__name__)
 _peewee_log = logging.getLogger("peewee")
@@ -35,6 +37,9 @@ BATCH_MAX_BYTES = 4 * 1024 * 1024
 # articles (about 115 MB) is then about 15 transactions, each committed and kept whatever comes after.
 TRANSACTION_MAX_ARTICLES = 1000
 TRANSACTION_MAX_BYTES = 8 * 1024 * 1024
+# Articles archived per transaction: TiDB rewrites the whole row (its text too) to set a flag, so a
+# delete of most of a large blog is split like a first sync of it.
+ARCHIVE_MAX_ARTICLES = 1000
 
 
 def article_bytes(article: Any) -> int:
@@ -50,17 +55,7 @@ def transaction_batches(
 ) -> Iterator[list[Any]]:
     """Consecutive groups of ``articles`` with at most ``max_articles`` and ``max_bytes`` (by
     ``article_bytes``) each; an article bigger than ``max_bytes`` alone is a group of its own."""
-    group: list[Any] = []
-    size = 0
-    for article in articles:
-        cost = article_bytes(article)
-        if group and (len(group) >= max_articles or size + cost > max_bytes):
-            yield group
-            group, size = [], 0
-        group.append(article)
-        size += cost
-    if group:
-        yield group
+    return groups(articles, max_items=max_articles, weights=[(article_bytes, max_bytes)])
 
 
 def write_transaction(db: peewee.Database) -> Any:
@@ -107,8 +102,8 @@ def upsert_queries(
 ) -> list[Any]:
     """``upsert_many``'s INSERTs, bound to ``db`` and not yet run (for a ``StatementQueue``)."""
     queries = []
-    for chunk in chunked(rows, CHUNK_SIZE):
-        query = model.insert_many(list(chunk))
+    for chunk in upsert_chunks(db, rows, reserved=2 * len(update or {})):
+        query = model.insert_many(chunk)
         if is_mysql(db):
             query = query.on_conflict(preserve=list(preserve), update=dict(update or {}))
         else:
@@ -117,6 +112,28 @@ def upsert_queries(
             )
         queries.append(query.bind(db))
     return queries
+
+
+def upsert_chunks(
+    db: peewee.Database, rows: Sequence[Mapping[str, Any]], *, reserved: int = 0
+) -> list[list[Mapping[str, Any]]]:
+    """The rows of each multi-row INSERT: at most ``CHUNK_SIZE`` rows, and within the database's
+    limits (``function.store.bounds``) for parameters (``reserved`` of them taken by the rest of
+    the statement) and bytes."""
+    if not rows:
+        return []
+    limits = limits_of(db)
+    columns = max(len(row) for row in rows)
+    return list(
+        groups(
+            rows,
+            max_items=min(CHUNK_SIZE, limits.rows(columns, reserved)),
+            weights=[(row_bytes, limits.statement_bytes)],
+        )
+    )
+
+
+_Pending = tuple[int | None, str, str]  # (result slot or None, SQL, step)
 
 
 class StatementQueue:
@@ -130,29 +147,38 @@ class StatementQueue:
     def __init__(self, db: peewee.Database) -> None:
         self._db = db
         self._mysql = db if isinstance(db, MySQLDatabase) else None
-        self._pending: list[tuple[int | None, str]] = []  # (result slot or None, SQL)
+        self._pending: list[_Pending] = []
         self._results: list[StatementResult | None] = []
         self.sent = False  # something reached the server: a failure must roll back
 
-    def add(self, query: Any) -> int:
-        """Queue a statement; its result (``rowcount``) is known once the transaction ends."""
+    def add(self, query: Any, step: str = "writing") -> int:
+        """Queue a statement; its result (``rowcount``) is known once the transaction ends. ``step``
+        names the work it is part of ("writing tags"): an error it causes is noted with it."""
         slot = len(self._results)
         self._results.append(None)
         sql, params = query.sql()
         if self._mysql is not None:
-            self._pending.append((slot, self._db.cursor().mogrify(sql, params or None)))
+            self._pending.append((slot, self._db.cursor().mogrify(sql, params or None), step))
         else:
             self.sent = True
-            cursor = self._db.execute_sql(sql, params)
+            try:
+                cursor = self._db.execute_sql(sql, params)
+            except Exception as exc:
+                note_step(exc, step)
+                raise
             self._results[slot] = StatementResult(cursor.rowcount, [])
         return slot
 
-    def read(self, query: Any) -> list[tuple[Any, ...]]:
+    def read(self, query: Any, step: str = "reading") -> list[tuple[Any, ...]]:
         """Run a SELECT now (with whatever is queued before it) and return its rows."""
         if self._mysql is None:
             self.sent = True
-            return list(query.tuples())
-        slot = self.add(query)
+            try:
+                return list(query.tuples())
+            except Exception as exc:
+                note_step(exc, step)
+                raise
+        slot = self.add(query, step)
         self.flush()
         result = self._results[slot]
         assert result is not None  # flush fills every slot it sent
@@ -164,9 +190,9 @@ class StatementQueue:
             raise RuntimeError("the statement has not run yet: read results after the transaction")
         return result.rowcount
 
-    def queue_sql(self, sql: str) -> None:
+    def queue_sql(self, sql: str, step: str = "writing") -> None:
         """Queue a statement with no parameters and no result to keep (BEGIN, COMMIT)."""
-        self._pending.append((None, sql))
+        self._pending.append((None, sql, step))
 
     def flush(self) -> None:
         """Send what is queued, ``BATCH_MAX_BYTES`` at most per round trip."""
@@ -174,25 +200,27 @@ class StatementQueue:
             return
         for group in _packed(self._pending):
             self.sent = True
-            results = self._mysql.execute_batch([sql for _, sql in group])
-            for (slot, _), result in zip(group, results, strict=True):
+            try:
+                results = self._mysql.execute_batch([sql for _, sql, _ in group])
+            except Exception as exc:
+                # The server ran the statements before the failing one (``failed_at``), then stopped.
+                failed_at = getattr(exc, "failed_at", None)
+                if isinstance(failed_at, int) and failed_at < len(group):
+                    note_step(exc, group[failed_at][2])
+                raise
+            for (slot, _, _), result in zip(group, results, strict=True):
                 if slot is not None:
                     self._results[slot] = result
         self._pending = []
 
 
-def _packed(pending: Sequence[tuple[int | None, str]]) -> Iterator[list[tuple[int | None, str]]]:
-    group: list[tuple[int | None, str]] = []
-    size = 0
-    for item in pending:
-        length = len(item[1].encode())
-        if group and size + length > BATCH_MAX_BYTES:
-            yield group
-            group, size = [], 0
-        group.append(item)
-        size += length
-    if group:
-        yield group
+def _packed(pending: Sequence[_Pending]) -> Iterator[list[_Pending]]:
+    """The queued statements in round trips of at most ``BATCH_MAX_BYTES`` (one bigger goes alone)."""
+    return groups(pending, max_items=len(pending), weights=[(_sql_bytes, BATCH_MAX_BYTES)])
+
+
+def _sql_bytes(item: _Pending) -> int:
+    return len(item[1].encode())
 
 
 @contextlib.contextmanager
@@ -208,10 +236,10 @@ def batched_transaction(db: peewee.Database) -> Iterator[StatementQueue]:
             yield StatementQueue(db)
         return
     queue = StatementQueue(db)
-    queue.queue_sql("BEGIN")
+    queue.queue_sql("BEGIN", "starting the transaction")
     try:
         yield queue
-        queue.queue_sql("COMMIT")
+        queue.queue_sql("COMMIT", "committing")
         queue.flush()
     except BaseException:
         if queue.sent:
@@ -225,9 +253,3 @@ def _rollback_quietly(db: peewee.Database) -> None:
     except (peewee.PeeweeException, pymysql.err.Error, OSError) as exc:
         # The connection is gone: the server rolled the transaction back when it lost it.
         log.debug("ROLLBACK after a failed transaction failed", extra={"error": str(exc)})
-
-
-def chunked(items: Sequence[Any], size: int = CHUNK_SIZE) -> Iterator[Sequence[Any]]:
-    """Consecutive slices of at most ``size`` items."""
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

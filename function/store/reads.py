@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +18,7 @@ import peewee
 
 from function.store.base import StoreBase
 from function.store.base import translated as _translated
+from function.store.bounds import groups, limits_of
 from function.store.models import (
     Article,
     ArticleTag,
@@ -173,15 +175,18 @@ class ReadQueries(StoreBase):
     def _user_exists(self, user_name: str) -> bool:
         return bool(User.select(User.id).where(User.name == user_name).bind(self._db).exists())
 
-    def _tags_of(self, article_ids: Any) -> dict[int, tuple[str, ...]]:
-        query = (
-            ArticleTag.select(ArticleTag.article, Tag.path)
-            .join(Tag, on=(ArticleTag.tag == Tag.id))
-            .where(ArticleTag.article.in_(article_ids))
-        )
+    def _tags_of(self, article_ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+        """The tags of these articles: one SELECT per as many ids as a statement may hold (a page is
+        one; every article of a large blog, for the CLI and the feed's callers, a few)."""
         found: dict[int, list[str]] = {}
-        for article_id, path in self._rows(query):
-            found.setdefault(article_id, []).append(path)
+        for chunk in groups(article_ids, max_items=limits_of(self._db).keys(reserved=0)):
+            query = (
+                ArticleTag.select(ArticleTag.article, Tag.path)
+                .join(Tag, on=(ArticleTag.tag == Tag.id))
+                .where(ArticleTag.article.in_(chunk))
+            )
+            for article_id, path in self._rows(query):
+                found.setdefault(article_id, []).append(path)
         return {article_id: tuple(sorted(paths)) for article_id, paths in found.items()}
 
 

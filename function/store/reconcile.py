@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
-import operator
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import peewee
 from peewee import fn
 
 from function.articles.parsed import ParsedArticle
@@ -20,19 +17,15 @@ from function.store.backends import is_mysql
 from function.store.base import StoreBase
 from function.store.base import translated as _translated
 from function.store.batching import (
-    CHUNK_SIZE,
     KEY_CHUNK_SIZE,
     StatementQueue,
     batched_transaction,
-    chunked,
-    upsert_many,
     upsert_queries,
 )
+from function.store.bounds import groups, limits_of
 from function.store.models import (
     Article,
-    ArticleTag,
     FailedFile,
-    Tag,
     to_naive_utc,
 )
 from function.store.records import (
@@ -40,6 +33,8 @@ from function.store.records import (
     RememberedFailure,
     StoredArticle,
 )
+from function.store.steps import note_step
+from function.store.tag_rewrite import queue_tag_rewrite
 
 log = logging.getLogger(__name__)
 
@@ -113,19 +108,23 @@ class ReconcileQueries(StoreBase):
             {"user": user_id, "slug": f.slug, "path": f.path, "blob_sha": f.blob_sha, "message": f.message}
             for f in failures
         ]
-        with self._db.atomic():
-            for chunk in chunked(forget, KEY_CHUNK_SIZE):
-                FailedFile.delete().where(FailedFile.user == user_id, FailedFile.slug.in_(list(chunk))).bind(
-                    self._db
-                ).execute()
-            if rows:
-                upsert_many(
-                    self._db,
-                    FailedFile,
-                    rows,
-                    conflict_target=[FailedFile.user, FailedFile.slug],
-                    preserve=(FailedFile.path, FailedFile.blob_sha, FailedFile.message),
+        keys = limits_of(self._db).keys(reserved=1)
+        with batched_transaction(self._db) as tx:
+            for chunk in groups(forget, max_items=min(keys, KEY_CHUNK_SIZE)):
+                tx.add(
+                    FailedFile.delete()
+                    .where(FailedFile.user == user_id, FailedFile.slug.in_(chunk))
+                    .bind(self._db),
+                    "forgetting failed files",
                 )
+            for query in upsert_queries(
+                self._db,
+                FailedFile,
+                rows,
+                conflict_target=[FailedFile.user, FailedFile.slug],
+                preserve=(FailedFile.path, FailedFile.blob_sha, FailedFile.message),
+            ):
+                tx.add(query, "remembering failed files")
 
     def _load_packed_index(self, user_id: int) -> dict[str, StoredArticle]:
         """``load_index`` on MySQL/TiDB, with each row packed by the server into one tab-separated string.
@@ -214,44 +213,49 @@ class ReconcileQueries(StoreBase):
             None if index is None else {slug: _Existing.of(index[slug]) for slug in slugs if slug in index}
         )
         plan = _Plan(user_id, articles, known or {}, now)
-        one_statement = (
-            known is not None and not plan.retag and not to_archive and len(plan.rows) <= CHUNK_SIZE
-        )
-        if one_statement:
+        # Built once from the index's plan; rebuilt below only when the rows are read under lock.
+        upserts = self._article_upserts(plan.rows) if known is not None else []
+        if known is not None and not plan.retag and not to_archive and len(upserts) <= 1:
             # A single statement is atomic by itself: no BEGIN/COMMIT for the server to run.
-            self._upsert_articles(plan.rows)
+            try:
+                for query in upserts:
+                    query.execute()
+            except Exception as exc:
+                note_step(exc, "writing articles")
+                raise
             return plan.result(archived=0, hidden=())
         # MySQL/TiDB: everything below reaches the server in one round trip with BEGIN and COMMIT (two
         # when the rows must first be read under lock), however many statements it takes.
-        with batched_transaction(self._db) as tx:
-            if known is None:
-                plan = _Plan(user_id, articles, self._lock_existing(tx, user_id, slugs), now)
-            for query in upsert_queries(
-                self._db,
-                Article,
-                plan.rows,
-                conflict_target=[Article.user, Article.slug],
-                preserve=_UPSERT_PRESERVE,
-            ):
-                tx.add(query)
-            if plan.retag:
-                self._queue_tag_rewrite(tx, user_id, plan.retag, plan.existing)
-            archive_slots = [
-                tx.add(
-                    Article.update(archived=True, archived_at=now)
-                    .where(Article.user == user_id, Article.slug.in_(list(chunk)), ~Article.archived)
-                    .bind(self._db)
-                )
-                for chunk in chunked(to_archive, KEY_CHUNK_SIZE)
-            ]
+        try:
+            with batched_transaction(self._db) as tx:
+                if known is None:
+                    plan = _Plan(user_id, articles, self._lock_existing(tx, user_id, slugs), now)
+                    upserts = self._article_upserts(plan.rows)
+                for query in upserts:
+                    tx.add(query, "writing articles")
+                if plan.retag:
+                    self._queue_tag_rewrite(tx, user_id, plan.retag, plan.existing)
+                keys = limits_of(self._db).keys(reserved=4)
+                archive_slots = [
+                    tx.add(
+                        Article.update(archived=True, archived_at=now)
+                        .where(Article.user == user_id, Article.slug.in_(chunk), ~Article.archived)
+                        .bind(self._db),
+                        "archiving articles",
+                    )
+                    for chunk in groups(to_archive, max_items=min(keys, KEY_CHUNK_SIZE))
+                ]
+        except Exception as exc:
+            note_step(exc, "committing")  # a statement's failure already named its own step
+            raise
         archived = sum(tx.rowcount(slot) for slot in archive_slots)
         # Archived slugs readers saw until now; without the index every one of them counts (a
         # notification too many costs a cache refresh, one too few leaves a stale page).
         hidden = [s for s in to_archive if index is None or (s in index and _served_before(index[s], now))]
         return plan.result(archived=archived, hidden=hidden if archived else ())
 
-    def _upsert_articles(self, rows: list[dict[str, Any]]) -> None:
-        upsert_many(
+    def _article_upserts(self, rows: list[dict[str, Any]]) -> list[Any]:
+        return upsert_queries(
             self._db,
             Article,
             rows,
@@ -263,7 +267,8 @@ class ReconcileQueries(StoreBase):
         """The rows of these slugs as they are now. On MySQL the rows are locked until the transaction
         ends, so nobody can change them between this read and our write (SQLite: BEGIN IMMEDIATE)."""
         existing: dict[str, _Existing] = {}
-        for chunk in chunked(slugs, KEY_CHUNK_SIZE):
+        keys = limits_of(self._db).keys(reserved=1)
+        for chunk in groups(slugs, max_items=min(keys, KEY_CHUNK_SIZE)):
             query = Article.select(
                 Article.slug,
                 Article.id,
@@ -274,10 +279,10 @@ class ReconcileQueries(StoreBase):
                 Article.archived,
                 Article.tags_hash,
                 Article.publish,
-            ).where(Article.user == user_id, Article.slug.in_(list(chunk)))
+            ).where(Article.user == user_id, Article.slug.in_(chunk))
             if is_mysql(self._db):
                 query = query.for_update()
-            for row in tx.read(query.bind(self._db)):
+            for row in tx.read(query.bind(self._db), "reading the stored articles"):
                 existing[row[0]] = _Existing(*row)
         return existing
 
@@ -288,36 +293,9 @@ class ReconcileQueries(StoreBase):
         changed: Sequence[ParsedArticle],
         existing: dict[str, _Existing],
     ) -> None:
-        """Make the changed articles' tags exactly their given tags, in statements that need no answer
-        from the server first (new articles' ids and new tags' ids are looked up by the INSERT ... SELECT
-        itself), so they travel with the rest of the transaction: a constant number of statements."""
-        db = self._db
+        """Make the changed articles' tags exactly their given tags (``function.store.tag_rewrite``)."""
         stale = [existing[a.slug].id for a in changed if a.slug in existing]  # new rows have no tags yet
-        for chunk in chunked(stale, KEY_CHUNK_SIZE):
-            tx.add(ArticleTag.delete().where(ArticleTag.article.in_(list(chunk))).bind(db))
-
-        paths = sorted({tag for a in changed for tag in a.tags})
-        if not paths:
-            return
-        for chunk in chunked(paths, KEY_CHUNK_SIZE):
-            tx.add(Tag.insert_many([{"path": p} for p in chunk]).on_conflict_ignore().bind(db))
-        # Articles with the same tag set share one condition: a blog has few distinct sets, so the
-        # statement stays short whatever the number of articles.
-        by_tag_set: dict[tuple[str, ...], list[str]] = {}
-        for article in changed:
-            if article.tags:
-                by_tag_set.setdefault(tuple(sorted(set(article.tags))), []).append(article.slug)
-        for group in _groups_of_keys(list(by_tag_set.items()), KEY_CHUNK_SIZE):
-            wanted = functools.reduce(
-                operator.or_,
-                [Article.slug.in_(slugs) & Tag.path.in_(list(tags)) for tags, slugs in group],
-            )
-            pairs = (
-                Article.select(Article.id, Tag.id)
-                .join(Tag, peewee.JOIN.CROSS)
-                .where(Article.user == user_id, wanted)
-            )
-            tx.add(ArticleTag.insert_from(pairs, fields=[ArticleTag.article, ArticleTag.tag]).bind(db))
+        queue_tag_rewrite(self._db, tx, user_id, changed, stale)
 
 
 @dataclass(frozen=True)
@@ -455,22 +433,3 @@ def publication_time(article: ParsedArticle, stored: datetime | None, now: datet
     if article.publish:
         return article.slug_date or now
     return None
-
-
-def _groups_of_keys(
-    items: Sequence[tuple[tuple[str, ...], list[str]]], limit: int
-) -> Iterator[list[tuple[tuple[str, ...], list[str]]]]:
-    """Consecutive (tags, slugs) groups with at most ``limit`` keys in all (one statement each); a
-    group bigger than the limit alone is split by its slugs."""
-    group: list[tuple[tuple[str, ...], list[str]]] = []
-    size = 0
-    for tags, slugs in items:
-        for chunk in chunked(slugs, max(limit - len(tags), 1)):
-            cost = len(tags) + len(chunk)
-            if group and size + cost > limit:
-                yield group
-                group, size = [], 0
-            group.append((tags, list(chunk)))
-            size += cost
-    if group:
-        yield group

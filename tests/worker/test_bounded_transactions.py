@@ -98,3 +98,41 @@ def test_bytes_bound_the_batch_too(blog: Blog) -> None:
 
     assert [len(b) for b in recording.batches] == [1, 1, 1, 1, 1]  # each ~60 KB of text with its HTML
     assert all(sum(article_bytes(a) for a in b) <= 70_000 for b in recording.batches)
+
+
+class ArchiveRecordingStore(RecordingStore):
+    """Also records the slugs each ``apply`` archives."""
+
+    def __init__(self, store: Any) -> None:
+        super().__init__(store)
+        self.archived: list[list[str]] = []
+
+    def apply(
+        self,
+        user_id: int,
+        articles: Sequence[ParsedArticle],
+        archive_slugs: Sequence[str],
+        now: datetime,
+        *,
+        index: Mapping[str, Any] | None = None,
+    ) -> Any:
+        self.archived.append(list(archive_slugs))
+        return super().apply(user_id, articles, archive_slugs, now, index=index)
+
+
+def test_a_mass_delete_archives_in_bounded_transactions(blog: Blog) -> None:
+    # GIVEN ten synced articles
+    blog.commit({f"articles/c{i}.md": article(f"C{i}") for i in range(10)})
+    with blog.store() as store:
+        Worker(store, blog.source).sync_user(USER)
+
+    # WHEN seven are deleted and at most three may be archived per transaction (TiDB rewrites whole rows)
+    blog.commit({f"articles/c{i}.md": None for i in range(7)})
+    with blog.store() as store:
+        recording = ArchiveRecordingStore(store)
+        summary = Worker(recording, blog.source, archive_max_articles=3).sync_user(USER)
+
+    # THEN three transactions archived them, none more than three, and three articles are still served
+    assert [len(a) for a in recording.archived] == [3, 3, 1]
+    assert summary.archived == 7
+    assert sorted(a["slug"] for a in blog.articles()) == ["c7", "c8", "c9"]

@@ -20,6 +20,7 @@ from function.worker.changes import ReaderChanges
 from function.worker.sync.plan import Known, ReadPlan
 from function.worker.sync.reading import Chunk, ChunkReader, ReadTally
 from function.worker.sync.summary import LEFT_PATHS_SHOWN, SyncSummary
+from function.worker.sync.write_failures import WritePosition
 from function.worker.sync.writing import ArticleWriter
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ class ChunkedSync:
             progress(0, total)
         read = ReadTally(plan)
         changes = ReaderChanges()
-        written = archived = done = 0
+        written = archived = done = committed = 0
         slowest = 0.0
         for number, files in enumerate(chunks):
             if number == 0 and first is not None:
@@ -83,8 +84,12 @@ class ChunkedSync:
                 chunk = self._reader.read(repo, plan, files, deadline)
             began = deadline.remaining()
             last = number == len(chunks) - 1
-            w, a = self._writer.apply(user_id, chunk.parsed, archive if last else [], index, changes)
+            position = WritePosition(chunk=number + 1, chunks=len(chunks), committed=committed)
+            w, a = self._writer.apply(
+                user_id, chunk.parsed, archive if last else [], index, changes, position
+            )
             written, archived = written + w, archived + a
+            committed += len(chunk.parsed)
             read.add(chunk)
             done += len(files)
             if deadline.limited:
@@ -93,7 +98,7 @@ class ChunkedSync:
                 progress(done, total)
         if not chunks:
             written, archived = self._writer.apply(user_id, [], archive, index, changes)
-        self._writer.remember_failures(user_id, read, known)
+        self._writer.remember_failures(user_id, read, known, committed)
         summary = summarise(read, written, archived, index)
         summary.changes = changes
         return summary

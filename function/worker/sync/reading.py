@@ -17,7 +17,7 @@ from function.aws.deadline import Deadline
 from function.errors import ArticleParseError
 from function.sources.port import ArticleSource, FetchFailure, RepoFile, RepoRef
 from function.worker.sync.plan import ReadPlan
-from function.worker.sync.summary import FileFailure, FileWarning, log_failures
+from function.worker.sync.summary import FILE_WARNING, FileFailure, FileWarning, log_failures
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ class ChunkReader:
         chunk.warnings = [FileWarning(a.path, message) for a in chunk.parsed for message in a.warnings]
         log_failures(chunk.failures)
         for warning in chunk.warnings:
-            log.warning("Article warning", extra={"path": warning.path, "warning": warning.message})
+            log.warning(FILE_WARNING, extra={"path": warning.path, "warning": warning.message})
         if deadline.limited:
             chunk.read_s = began - deadline.remaining()
         return chunk

@@ -108,10 +108,15 @@ class SyncSummary:
         }
 
 
+# The log lines of one file's failure and warning (the CLI prints both in its summary instead).
+FILE_FAILED = "Article failed"
+FILE_WARNING = "Article warning"
+
+
 def log_failures(failures: Sequence[FileFailure]) -> None:
     for failure in failures:
         log.warning(
-            "Article failed",
+            FILE_FAILED,
             extra={
                 "path": failure.path,
                 "error": failure.message,

@@ -20,8 +20,9 @@ from typing import NoReturn
 from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import ConfigError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, RepoRef
-from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
+from function.store.batching import ARCHIVE_MAX_ARTICLES, TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
 from function.store.records import UserRecord
+from function.store.steps import is_store_error
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.budget import COMMIT_MARGIN_S, READ_CHUNK_BYTES, READ_CHUNK_FILES
@@ -33,6 +34,7 @@ from function.worker.sync.reading import Chunk, ChunkReader
 from function.worker.sync.records import DeliveryRecorder
 from function.worker.sync.replay import Replays, follows, same_name
 from function.worker.sync.summary import SyncSummary
+from function.worker.sync.write_failures import failure_text, worded_before_writes
 from function.worker.sync.writing import ArticleWriter
 
 log = logging.getLogger(__name__)
@@ -69,6 +71,7 @@ class Worker:
         lock_timeout_s: float = 25.0,
         batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
         batch_max_bytes: int = TRANSACTION_MAX_BYTES,
+        archive_max_articles: int = ARCHIVE_MAX_ARTICLES,
         chunk_max_files: int = READ_CHUNK_FILES,
         chunk_max_bytes: int = READ_CHUNK_BYTES,
         commit_margin_s: float = COMMIT_MARGIN_S,
@@ -88,7 +91,11 @@ class Worker:
             asset_base_url=asset_base_url,
         )
         writer = ArticleWriter(
-            store, clock, batch_max_articles=batch_max_articles, batch_max_bytes=batch_max_bytes
+            store,
+            clock,
+            batch_max_articles=batch_max_articles,
+            batch_max_bytes=batch_max_bytes,
+            archive_max_articles=archive_max_articles,
         )
         self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s)
         self._commit_margin_s = commit_margin_s
@@ -156,7 +163,12 @@ class Worker:
         raise UnknownInstallation(push.installation_id)
 
     def _load_known(self, user_id: int) -> Known:
-        return Known(self._store.load_index(user_id), self._store.load_failures(user_id))
+        try:
+            return Known(self._store.load_index(user_id), self._store.load_failures(user_id))
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            raise worded_before_writes(exc, "reading the stored articles") from exc
 
     def _read_when_indexed(
         self, repo: RepoRef, index_loaded: Future[Known], deadline: Deadline
@@ -186,7 +198,7 @@ class Worker:
             summary = self._chunked.run(user.id, repo_of(push), plan, known, deadline, first=first)
             self._sync_books(user.id, repo_of(push), plan, summary, deadline)
         except Exception as exc:
-            self._recorder.finish_failed(delivery, f"{type(exc).__name__}: {exc}"[:2000])
+            self._recorder.finish_failed(delivery, failure_text(exc)[:2000])
             raise
         self._recorder.finish(delivery, summary)
         return summary
