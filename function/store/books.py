@@ -4,14 +4,15 @@ transaction, archiving the books whose folder is gone, and remembering the books
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from function.store.base import StoreBase
 from function.store.base import translated as _translated
-from function.store.batching import BATCH_MAX_BYTES, CHUNK_SIZE, KEY_CHUNK_SIZE, chunked, upsert_many
+from function.store.batching import KEY_CHUNK_SIZE, upsert_many
 from function.store.book_records import BookWrite, StoredBook, StoredChapter
+from function.store.bounds import groups, limits_of
 from function.store.models import Book, BookChapter, FailedBook
 from function.store.records import RememberedFailure
 
@@ -56,6 +57,10 @@ def visible(book: StoredBook | None) -> bool:
 
 
 class BookQueries(StoreBase):
+    def _key_groups(self, keys: Sequence[str]) -> list[list[str]]:
+        """``keys`` in ``IN (...)`` lists that fit the backend's parameter limit (beside a few others)."""
+        return list(groups(keys, max_items=min(limits_of(self._db).keys(reserved=4), KEY_CHUNK_SIZE)))
+
     @_translated
     def load_book_index(self, user_id: int) -> dict[str, StoredBook]:
         """Every book of the user (archived included) by slug, with its chapters: two SELECTs, no content."""
@@ -87,7 +92,7 @@ class BookQueries(StoreBase):
         if not failures and not forget:
             return
         with self._db.atomic():
-            for chunk in chunked(forget, KEY_CHUNK_SIZE):
+            for chunk in self._key_groups(forget):
                 FailedBook.delete().where(FailedBook.user == user_id, FailedBook.slug.in_(list(chunk))).bind(
                     self._db
                 ).execute()
@@ -162,7 +167,7 @@ class BookQueries(StoreBase):
         """Delete the chapters no longer in the book, write those read again, move the others."""
         keep = {chapter.slug for chapter in write.chapters}
         gone = [slug for slug in stored if slug not in keep]
-        for chunk in chunked(gone, KEY_CHUNK_SIZE):
+        for chunk in self._key_groups(gone):
             BookChapter.delete().where(BookChapter.book == book_id, BookChapter.slug.in_(list(chunk))).bind(
                 self._db
             ).execute()
@@ -183,14 +188,15 @@ class BookQueries(StoreBase):
                 BookChapter.update(position=chapter.position).where(
                     BookChapter.book == book_id, BookChapter.slug == chapter.slug
                 ).bind(self._db).execute()
-        for group in _by_size(rows):
-            upsert_many(
-                self._db,
-                BookChapter,
-                group,
-                conflict_target=[BookChapter.book, BookChapter.slug],
-                preserve=_CHAPTER_PRESERVE,
-            )
+        # One INSERT per group of rows that fits the backend's statement limits (bytes included: a
+        # chapter may be a MiB of Markdown and more of HTML).
+        upsert_many(
+            self._db,
+            BookChapter,
+            rows,
+            conflict_target=[BookChapter.book, BookChapter.slug],
+            preserve=_CHAPTER_PRESERVE,
+        )
 
     @_translated
     def archive_books(self, user_id: int, slugs: Sequence[str], now: datetime) -> list[str]:
@@ -200,29 +206,12 @@ class BookQueries(StoreBase):
             return []
         seen = []
         with self._db.atomic():
-            for chunk in chunked(sorted(slugs), KEY_CHUNK_SIZE):
+            for chunk in self._key_groups(sorted(slugs)):
                 where = (Book.user == user_id) & Book.slug.in_(list(chunk)) & ~Book.archived
                 query = Book.select(Book.slug).where(where & Book.publish & Book.published_at.is_null(False))
                 seen += [row[0] for row in self._rows(query)]
                 Book.update(archived=True, archived_at=now).where(where).bind(self._db).execute()
         return seen
-
-
-def _by_size(rows: Sequence[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-    """``rows`` in INSERTs of at most ``CHUNK_SIZE`` rows and about ``BATCH_MAX_BYTES`` of text each (a
-    chapter may be 1 MiB of Markdown and more of HTML: a few hundred in one statement would pass
-    MySQL's max_allowed_packet); a bigger row goes alone."""
-    group: list[dict[str, Any]] = []
-    size = 0
-    for row in rows:
-        cost = 512 + sum(len(str(row[key]).encode()) for key in ("content", "content_html", "toc", "title"))
-        if group and (len(group) >= CHUNK_SIZE or size + cost > BATCH_MAX_BYTES):
-            yield group
-            group, size = [], 0
-        group.append(row)
-        size += cost
-    if group:
-        yield group
 
 
 def _chapter_row(book_id: int, position: int, parsed: Any, now: datetime) -> dict[str, Any]:
