@@ -14,7 +14,8 @@ PIP_TOOLS ?= pip uv
 
 # Embedded defaults for `make run`.
 RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
-           DATABASE_URL=sqlite:///.data/blog.db
+           DATABASE_URL=sqlite:///.data/blog.db \
+           SITE_URL=http://127.0.0.1:$(PORT)
 
 .PHONY: install install-run run test check bench package lock lock-check mariadb-server docs clean
 
@@ -76,6 +77,18 @@ docs: install
 
 bench: install mariadb-server
 	$(BIN)/python -m bench
+
+# The renderer against Zenn's own (zenn-markdown-html), feature by feature, on tools/parity's corpus;
+# parity-zenn re-renders the corpus with Zenn's renderer (Node + npm, into the ignored .parity/).
+.PHONY: parity parity-zenn
+parity: install
+	$(BIN)/python -m tools.parity check
+
+parity-zenn: install
+	@mkdir -p .parity
+	cp tools/parity/package.json tools/parity/package-lock.json .parity/
+	cd .parity && npm ci --no-audit --no-fund --silent
+	$(BIN)/python -m tools.parity zenn
 
 # The Lambda zip from uv.lock, compiled by the runtime's Python (python3.12 on PATH, pyenv, or
 # BLOG_API_BUILD_PYTHON); PYTHON_VERSION=3.13 for a python3.13 stack.

@@ -145,6 +145,7 @@ class Services:
             timezone=ZoneInfo(self.settings.article_timezone),
             asset_base_url=self.settings.asset_base_url,
             clock=self._clock or utc_now,
+            first_push_pins=self.settings.source_dir is not None,
         )
 
     def hooks(self, store: PeeweeStore) -> HookDispatcher:

@@ -7,12 +7,15 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import Any, Self
-from urllib.parse import urlsplit
+from urllib.parse import unquote
 
 from function.errors import ConfigError
-from function.store.url import parse_database_url
+from function.store.url import DatabaseTarget, parse_database_url
 from shared.runtime_settings import RuntimeSettings, declaration, split_list, variable
 from shared.setting import Setting, SettingProblem, declared_settings, settings_of
+
+# A webhook secret shorter than this is refused on Lambda (``openssl rand -hex 32`` makes 64).
+MIN_SECRET_CHARS = 32
 
 # Reads SSM parameters by name (SecureString decrypted) and returns {name: value}.
 ParameterReader = Callable[[Sequence[str]], dict[str, str]]
@@ -36,7 +39,25 @@ class Settings(RuntimeSettings):
                 raise ConfigError(f"{spec.env} {problem}")
         # Refused now, naming the setting, rather than as a 500 on every request (and Lambda retrying
         # a configuration error until the dead-letter queue). The store's parser knows the URL's rules.
-        parse_database_url(self.database_url)
+        target = parse_database_url(self.database_url)
+        if self.lambda_mode:
+            self._check_deployed(target)
+
+    def _check_deployed(self, target: DatabaseTarget) -> None:
+        """What a deployed function refuses that a laptop may do: a guessable webhook secret (it signs
+        every delivery and envelope), and a database password and data crossing a network in clear."""
+        secret = variable("webhook_secret")
+        if self.require_secret and len(self.webhook_secret) < MIN_SECRET_CHARS:
+            raise ConfigError(
+                f"{secret} is shorter than {MIN_SECRET_CHARS} characters, so it can be guessed: "
+                f"make one with `openssl rand -hex 32` and set it on the GitHub App and here"
+            )
+        if not target.is_loopback and not target.uses_tls and not self.database_allow_plaintext:
+            raise ConfigError(
+                f"{variable('database_url')} connects to {target.params.get('host')} without TLS: add "
+                "?ssl_ca=<CA bundle> (the certificate and host name are then verified), or set "
+                f"{variable('database_allow_plaintext')}=true if the network is private and trusted"
+            )
 
     def check_source(self) -> None:
         """Raise ConfigError, naming what is missing, unless the article source can be built: the App's
@@ -86,9 +107,7 @@ class Settings(RuntimeSettings):
         if self.github_private_key:
             # A PEM's body lines are secret on their own too.
             values += [line for line in self.github_private_key.splitlines() if len(line) > 20]
-        password = _url_password(self.database_url)
-        if password:
-            values.append(password)
+        values += database_url_secrets(self.database_url)
         return [v for v in values if v]
 
     @classmethod
@@ -158,11 +177,21 @@ def _read_parameters(
         env[var] = values[param]
 
 
-def _url_password(url: str) -> str | None:
-    try:
-        return urlsplit(url).password
-    except ValueError:
-        return None
+def database_url_secrets(url: str) -> list[str]:
+    """The password of a database URL as written and URL-decoded (a message can quote either), found
+    even when it holds an unencoded "/" (which defeats ``urlsplit``), and a TLS key's password."""
+    _, separator, rest = url.partition("://")
+    found: list[str] = []
+    if separator:
+        authority = rest.rpartition("@")[0]
+        password = authority.partition(":")[2]
+        if password:
+            found += [password, unquote(password)]
+    query = url.partition("?")[2]
+    found += [
+        unquote(v) for k, v in (p.partition("=")[::2] for p in query.split("&")) if k == "ssl_key_password"
+    ]
+    return [value for value in found if value]
 
 
 def ssm_parameter_reader(https_proxy: str | None = None, no_proxy: Sequence[str] = ()) -> ParameterReader:

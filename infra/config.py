@@ -205,6 +205,21 @@ class StackConfig:
         default=declaration("articles_dir").default,
         doc="folder of the repository that holds the articles",
     )
+    site_url: str | None = key(
+        "siteUrl",
+        optional,
+        default=None,
+        doc="the blog's public URL (`https://…`): links in the feed and sitemap; empty: both answer 404",
+        check=checks.site_url,
+    )
+    cors_allowed_origins: str | None = key(
+        "corsAllowedOrigins",
+        optional,
+        default=None,
+        doc="comma-separated origins (`https://blog.example.com`) whose pages may call the read routes; "
+        "empty: no CORS",
+        check=checks.cors_allowed_origins,
+    )
     webhook_secret_param: str = key(
         "webhookSecretParam",
         text,

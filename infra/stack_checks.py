@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from infra.stack_keys import KeyCheck
 from shared.runtime_settings import LOG_LEVELS, declaration
+from shared.setting import SettingProblem
 
 # ssmKmsKey: "" (AWS's aws/ssm key), "create" (a key of this stack that only the function role and the
 # deploy role may use), or the ARN of an existing customer managed key.
@@ -182,3 +183,32 @@ def custom_domain(value: str | None, k: KeyCheck) -> None:
 
 def log_level(value: str, k: KeyCheck) -> None:
     k.check(value in LOG_LEVELS, f"must be one of {', '.join(LOG_LEVELS)}", "INFO")
+
+
+def site_url(value: str | None, k: KeyCheck) -> None:
+    """siteUrl: what the function's ``SITE_URL`` accepts, and https with a real host (the feed's links)."""
+    if value is not None and _as_runtime_setting("site_url", value, k, "https://blog.example.com"):
+        url(value.rstrip("/"), k, ("https",), "https://blog.example.com")
+
+
+def cors_allowed_origins(value: str | None, k: KeyCheck) -> None:
+    """corsAllowedOrigins: what the function's ``CORS_ALLOWED_ORIGINS`` accepts, without example hosts."""
+    if value is None or not _as_runtime_setting("cors_allowed_origins", value, k, "https://blog.example.com"):
+        return
+    for origin in value.split(","):
+        url(origin.strip(), k, ("https", "http"), "https://blog.example.com")
+
+
+def _as_runtime_setting(attribute: str, value: str, k: KeyCheck, example: str) -> bool:
+    """Whether the function would start with ``value`` in the setting ``attribute`` (its own parse and
+    check); else the problem is reported here, at deploy time, rather than by a function that fails."""
+    spec = declaration(attribute)
+    try:
+        parsed = spec.parse(value)
+    except SettingProblem as problem:
+        k.problem(str(problem), example)
+        return False
+    why = spec.check(parsed) if spec.check is not None and parsed is not None else None
+    if why is not None:
+        k.problem(why, example)
+    return why is None

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from ipaddress import ip_address
 from typing import Any
+from urllib.parse import urlsplit
 
 from shared.setting import Check, Param, Setting, SettingProblem, declared_settings, setting, settings_of
 
@@ -97,7 +99,30 @@ def _http_url(value: str) -> str | None:
 
 
 def _github_api_url(value: str) -> str | None:
-    return None if value.startswith(("https://", "http://")) else "must start with https://"
+    return credential_url_problem(value)
+
+
+def credential_url_problem(value: str) -> str | None:
+    """Why ``value`` may not carry a credential (a token, a key, a signed request), or None: https only,
+    plain http only to this machine (a test's stand-in), where nothing crosses a network."""
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname or ""
+    except ValueError:
+        return "must be an https:// URL"
+    if parts.scheme == "https" and host:
+        return None
+    if parts.scheme == "http" and host:
+        try:
+            loopback = host == "localhost" or ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if loopback:
+            return None
+        return (
+            "must start with https:// (plain http only to this machine: it would carry credentials in clear)"
+        )
+    return "must start with https://"
 
 
 def _app_id(value: str) -> str | None:
@@ -176,7 +201,8 @@ class RuntimeSettings:
     )
     database_url: str = setting(
         env="DATABASE_URL",
-        doc="Peewee db_url: `mysql://user:pw@host:4000/db?ssl_ca=…` (TiDB) or `sqlite:///path` / its SSM "
+        doc="Peewee db_url: `mysql://user:pw@host:4000/db?ssl_ca=…&ssl_verify_cert=true"
+        "&ssl_verify_identity=true` (TiDB; certificate and host name verified) or `sqlite:///path` / its SSM "
         "name",
         parse=_text,
         default="sqlite:///.data/blog.db",
@@ -315,8 +341,10 @@ class RuntimeSettings:
         default=(),
         check=_origins,
         default_doc="— (no CORS)",
+        stack_key="corsAllowedOrigins",
     )
-    # The blog's public URL: links in the feed and the sitemap (else the API's own URL).
+    # The blog's public URL: links in the feed and the sitemap. Never the request's Host (a shared cache
+    # would keep a feed whose links a stranger chose): without it, the feed and sitemap answer 404.
     site_url: str | None = setting(
         env="SITE_URL",
         doc="the blog's public URL, for links in the feed and sitemap: an article is "
@@ -324,7 +352,8 @@ class RuntimeSettings:
         parse=_without_trailing_slash,
         default=None,
         check=_http_url,
-        default_doc="— (the API's own URL)",
+        default_doc="— (feed and sitemap answer 404 naming it)",
+        stack_key="siteUrl",
     )
     read_cache_control: str = setting(
         env="READ_CACHE_CONTROL",
@@ -345,6 +374,16 @@ class RuntimeSettings:
         check=_sns_topic,
         strip=True,
         stack_key="physicalPrefix",
+    )
+    # Lambda refuses a database across the network without TLS unless this says so (a private network
+    # the operator trusts); loopback and SQLite need nothing.
+    database_allow_plaintext: bool = setting(
+        env="DATABASE_ALLOW_PLAINTEXT",
+        doc="`true` lets the function on Lambda connect to a MySQL/TiDB server on another host without TLS "
+        "(unsafe: whoever is on the path reads the password and the data); by default that is refused at "
+        "start-up",
+        parse=_flag,
+        default=False,
     )
 
 

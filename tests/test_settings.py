@@ -30,7 +30,7 @@ def test_defaults_match_the_contract() -> None:
 
 def test_lambda_function_name_switches_to_lambda_mode() -> None:
     settings = Settings.from_env(
-        {"GITHUB_WEBHOOK_SECRET": "x" * 10, "AWS_LAMBDA_FUNCTION_NAME": "d-st-blog-api"}
+        {"GITHUB_WEBHOOK_SECRET": "x" * 64, "AWS_LAMBDA_FUNCTION_NAME": "d-st-blog-api"}
     )
     assert settings.lambda_mode is True
 

@@ -12,7 +12,6 @@ from flask import Blueprint, g, request
 
 from function.api import read_routes
 from function.api.book_json import book_json, book_summary_json, chapter_json
-from function.api.cursor import CursorCodec
 from function.errors import NotFound
 from function.web import services
 
@@ -34,7 +33,7 @@ def _changed(*times: datetime | None) -> datetime | None:
 @blueprint.route("/users/<name>/books", methods=_READ_METHODS)
 def list_books(name: str) -> tuple[dict[str, Any], int]:
     limit = read_routes._limit()
-    codec = CursorCodec(services().settings.webhook_secret)
+    codec = read_routes._cursor_codec()
     cursor = request.args.get("cursor") or None
     after = codec.decode(cursor, user=name, filters=_FILTERS) if cursor else None
     with services().store() as store:

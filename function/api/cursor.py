@@ -1,8 +1,10 @@
 """Page cursors: the keyset of the last article served, signed so that only the server makes them.
 
 A cursor names its user and its filters too: one made for another user or another ``type``/``tag`` is
-refused like a tampered one (it would page through the wrong list). The key is derived from the webhook
-secret, so nothing else needs configuring; rotating the secret only invalidates open cursors.
+refused like a tampered one (it would page through the wrong list). The key is a random one the server
+made and keeps in the database (``function.store.server_keys``): a cursor is public, so its key must not
+be derived from anything a person chose, such as the webhook secret (an offline guess from one cursor
+would reveal it). Rotating the key only invalidates open cursors.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 
 
 class CursorCodec:
-    def __init__(self, secret: str) -> None:
-        self._key = hashlib.sha256(b"blog-api page cursor\0" + secret.encode()).digest()
+    def __init__(self, key: bytes) -> None:
+        if len(key) < 32:
+            raise ValueError("a cursor key has at least 32 random bytes")
+        self._key = key
 
     def encode(self, key: Keyset, *, user: str, filters: tuple[str | None, ...]) -> str:
         payload = {"u": user, "f": list(filters), "p": key.published_at.strftime(_TIME_FORMAT), "s": key.slug}

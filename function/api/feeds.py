@@ -1,7 +1,8 @@
 """The Atom 1.0 feed and the sitemap: XML for feed readers and crawlers.
 
-An article's public address is ``SITE_URL`` + ``/articles/<slug>`` (``ARTICLE_PATH``); without
-``SITE_URL`` the API's own address stands in, so the documents stay valid, if less useful.
+An article's public address is ``SITE_URL`` + ``/articles/<slug>`` (``ARTICLE_PATH``), and the feed's
+own is ``SITE_URL`` + its path; without ``SITE_URL`` neither document is served (the request's ``Host``
+is never used: it is whatever the client sent).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def atom_feed(user: str, articles: Sequence[ArticleView], *, site_url: str, self
         _text(entry, "published", _atom_time(published))
         _text(entry, "updated", _atom_time(max(article.updated_at, published)))
         for tag in article.tags:
-            ET.SubElement(entry, "category", term=tag)
+            ET.SubElement(entry, "category", term=_xml_text(tag))
         if article.description:
             _text(entry, "summary", article.description)
         content = _text(entry, "content", article.content_html)
@@ -68,8 +69,18 @@ def sitemap(entries: Sequence[SitemapEntry], *, site_url: str, books: Sequence[S
 
 def _text(parent: ET.Element, tag: str, text: str) -> ET.Element:
     element = ET.SubElement(parent, tag)
-    element.text = text
+    # An article stored by an older version may still hold characters XML forbids; ElementTree would
+    # write them as they are, and the whole document would be ill-formed.
+    element.text = _xml_text(text)
     return element
+
+
+def _xml_text(text: str) -> str:
+    # Imported here: the accept path imports this module (through the read routes) and must not load
+    # the articles package.
+    from function.articles.xml_chars import without_forbidden
+
+    return without_forbidden(text)[0]
 
 
 def _atom_time(value: object) -> str:

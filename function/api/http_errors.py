@@ -56,7 +56,7 @@ def to_response(exc: BaseException) -> tuple[Response, int]:
     if isinstance(exc, SourcePermanentError):
         # Retrying cannot help (installation or repository gone): a 4xx stops Lambda's retries.
         log.warning("Source refused", extra={"error": str(exc)})
-        return error_response(422, "SOURCE_REFUSED", str(exc)[:500])
+        return error_response(422, "SOURCE_REFUSED", redact(str(exc), 500))
     if isinstance(exc, retryable_errors()):
         # The details (hosts, ports, paths) go to the log; whoever called, a blog reader included, gets
         # what happened in general terms.
@@ -78,5 +78,15 @@ def _public_reason(exc: BaseException) -> str:
     return "the article source is unavailable; try again later"
 
 
+def no_store_on_errors(response: Response) -> Response:
+    """Every error answer says ``Cache-Control: no-store``: a cache (a CDN, a browser) that kept one
+    would go on serving a passing failure, or one a single client provoked, to everyone."""
+    if response.status_code >= 400:
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
 def init_app(app: Flask) -> None:
     app.register_error_handler(Exception, to_response)
+    # App-wide, after every blueprint's own hooks: whatever answered the error, this has the last word.
+    app.after_request(no_store_on_errors)

@@ -10,7 +10,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, Response, current_app, g, request
 from werkzeug.exceptions import MethodNotAllowed
 
 from function.api import cors, feeds, http_cache
@@ -19,6 +19,7 @@ from function.api.serialise import article_json, summary_json
 from function.errors import BadRequest, NotFound
 from function.store.records import ArticleView
 from function.web import services
+from shared.runtime_settings import variable
 
 blueprint = Blueprint("articles", __name__)
 
@@ -71,6 +72,20 @@ def _limit() -> int:
     return int(value)
 
 
+def _cursor_codec() -> CursorCodec:
+    """The codec on the database's cursor key, read once per app (a process serves one app)."""
+    codec = current_app.extensions.get("blog_api_cursor_codec")
+    if codec is None:
+        # Imported here: the accept path, which imports this module, must not load the database stack.
+        from function.store.server_keys import CURSOR_KEY, server_key
+
+        with services().store() as store:
+            key = server_key(store.db, CURSOR_KEY)
+        codec = current_app.extensions.setdefault("blog_api_cursor_codec", CursorCodec(key))
+    assert isinstance(codec, CursorCodec)
+    return codec
+
+
 def _changed(articles: list[ArticleView]) -> datetime | None:
     """The newest change among ``articles``, for Last-Modified (a scheduled article's change is its
     publication time)."""
@@ -84,7 +99,7 @@ def list_articles(name: str) -> tuple[dict[str, Any], int]:
     if tag is not None:
         tag = tag.strip("/")
     filters = (kind.lower() if kind else None, tag.lower() if tag else None)
-    codec = CursorCodec(services().settings.webhook_secret)
+    codec = _cursor_codec()
     cursor = request.args.get("cursor") or None
     after = codec.decode(cursor, user=name, filters=filters) if cursor else None
     with services().store() as store:
@@ -134,7 +149,8 @@ def feed(name: str) -> Response:
     if articles is None:
         raise NotFound(f"no user named {name!r}")
     g.last_modified = _changed(articles)
-    body = feeds.atom_feed(name, articles, site_url=_site_url(), self_url=request.base_url)
+    site_url = _site_url("feed")
+    body = feeds.atom_feed(name, articles, site_url=site_url, self_url=site_url + request.path)
     return Response(body, 200, content_type="application/atom+xml; charset=utf-8")
 
 
@@ -145,9 +161,17 @@ def sitemap(name: str) -> Response:
         books = store.book_sitemap_entries(name) if entries is not None else []
     if entries is None:
         raise NotFound(f"no user named {name!r}")
-    body = feeds.sitemap(entries, site_url=_site_url(), books=books)
+    body = feeds.sitemap(entries, site_url=_site_url("sitemap"), books=books)
     return Response(body, 200, content_type="application/xml; charset=utf-8")
 
 
-def _site_url() -> str:
-    return services().settings.site_url or request.host_url.rstrip("/")
+def _site_url(document: str) -> str:
+    """``SITE_URL``, or NotFound naming it. Never the request's ``Host``: a shared cache would keep,
+    and hand every reader, a document whose links a stranger chose."""
+    site_url = services().settings.site_url
+    if not site_url:
+        raise NotFound(
+            f"the {document} is off: {variable('site_url')} (the blog's public URL, which its links "
+            "point to) is not set"
+        )
+    return site_url

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import parse_qs, quote, urlsplit
 
 from markdown_it.common.utils import escapeHtml
@@ -34,6 +35,9 @@ IFRAME_SOURCES: dict[str, re.Pattern[str]] = {
     "stackblitz.com": re.compile(
         r"https://stackblitz\.com/(?:edit|github)/[A-Za-z0-9_.@/-]{1,200}\?embed=1(?:&[\w./=%-]{0,200})*"
     ),
+    "www.docswell.com": re.compile(
+        r"https://www\.docswell\.com/slide/[A-Za-z0-9_-]{1,64}/embed(?:#p\d{1,4})?"
+    ),
     "embed.figma.com": re.compile(
         r"https://embed\.figma\.com/(?:file|proto|design|board|slides|deck)/[0-9A-Za-z]{22,128}"
         r"(?:/[\w.-]{1,200})?\?embed-host=blog-api(?:&[\w.=%-]{0,200})*"
@@ -41,6 +45,44 @@ IFRAME_SOURCES: dict[str, re.Pattern[str]] = {
 }
 
 MAX_EMBED_ARG_CHARS = 2048
+
+
+@dataclass(frozen=True)
+class IframePolicy:
+    """What an embed's iframe may do, fixed per host (the sanitizer drops the author's own values)."""
+
+    allow: str
+    sandbox: str
+    referrerpolicy: str = "strict-origin-when-cross-origin"
+
+
+_PLAYER = "allow-scripts allow-same-origin allow-popups allow-presentation"
+_PLAYGROUND = "allow-scripts allow-same-origin allow-popups allow-forms allow-modals"
+IFRAME_POLICIES: dict[str, IframePolicy] = {
+    "www.youtube-nocookie.com": IframePolicy(
+        "accelerometer; clipboard-write; encrypted-media; gyroscope; picture-in-picture; fullscreen", _PLAYER
+    ),
+    "platform.twitter.com": IframePolicy("", "allow-scripts allow-same-origin allow-popups"),
+    "speakerdeck.com": IframePolicy("encrypted-media; fullscreen", _PLAYER),
+    "www.slideshare.net": IframePolicy("fullscreen", _PLAYER),
+    "www.docswell.com": IframePolicy("fullscreen", _PLAYER),
+    # No camera, microphone, geolocation, payment or USB for code playgrounds, whatever the author asks.
+    "codepen.io": IframePolicy("clipboard-write", _PLAYGROUND),
+    "codesandbox.io": IframePolicy("clipboard-write", _PLAYGROUND),
+    "stackblitz.com": IframePolicy("clipboard-write", _PLAYGROUND),
+    "embed.figma.com": IframePolicy(
+        "clipboard-write; fullscreen", "allow-scripts allow-same-origin allow-popups"
+    ),
+}
+# An iframe whose src was dropped (not an embed form) is kept inert.
+NO_EMBED_POLICY = IframePolicy("", "", "no-referrer")
+
+
+def iframe_policy(src: str | None) -> IframePolicy:
+    """The fixed policy for an iframe showing ``src`` (already checked by ``is_allowed_iframe_src``)."""
+    if not src or not is_allowed_iframe_src(src):
+        return NO_EMBED_POLICY
+    return IFRAME_POLICIES[urlsplit(src).hostname or ""]
 
 
 def is_allowed_iframe_src(src: str) -> bool:
@@ -84,12 +126,23 @@ _KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _TWEET = re.compile(
     r"https://(?:www\.)?(?:twitter|x)\.com/[A-Za-z0-9_]{1,15}/status/(\d{1,25})(?:\?[\w=&-]*)?"
 )
-_GIST = re.compile(r"https://gist\.github\.com/[A-Za-z0-9-]{1,39}/[0-9a-f]{1,32}(?:\?file=[\w.-]{1,200})?")
+# Zenn's form: any file name after ?file= (a card shows only the escaped URL, so any is safe).
+_GIST = re.compile(
+    r"https://gist\.github\.com/[A-Za-z0-9-]{1,39}/[A-Za-z0-9]{1,32}(?:/[A-Za-z0-9]{1,64})?"
+    r"(?:\?file=[^\s\"'<>`]{1,200})?"
+)
 _GITHUB = re.compile(
     r"https://github\.com/[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}/blob/[^\s?#]{1,1000}(?:#L\d+(?:-L\d+)?)?"
 )
 _CODEPEN = re.compile(
     r"https://codepen\.io/([A-Za-z0-9_-]{1,64})/(?:pen|embed)/([A-Za-z0-9_-]{1,64})/?(?:\?.*)?"
+)
+_DOCSWELL = re.compile(
+    r"https://www\.docswell\.com/s/[A-Za-z0-9_-]{1,64}/(?P<id>[A-Za-z0-9_]{1,64})(?:-[A-Za-z0-9_-]{0,200})?"
+    r"(?:/(?P<page>\d{1,4}))?(?P<hash>#p\d{1,4})?"
+)
+_DOCSWELL_EMBED = re.compile(
+    r"https://www\.docswell\.com/slide/(?P<id>[A-Za-z0-9_-]{1,64})/embed(?P<hash>#p\d{1,4})?"
 )
 _CODESANDBOX = re.compile(r"https://codesandbox\.io/embed/[A-Za-z0-9_.-]{1,128}(?:\?[\w.=&%,+-]{0,256})?")
 _STACKBLITZ = re.compile(
@@ -101,21 +154,19 @@ _FIGMA = re.compile(
 )
 
 
-def _iframe(service: str, src: str, extra: str = "") -> str:
+def _iframe(service: str, src: str) -> str:
+    # allow/sandbox/referrerpolicy are added by the sanitizer from IFRAME_POLICIES, for every iframe.
     assert is_allowed_iframe_src(src), src  # the generators and the allowlist must agree
     return (
-        f'<span class="embed-block embed-{service}"><iframe src="{escapeHtml(src)}"{extra}'
+        f'<span class="embed-block embed-{service}"><iframe src="{escapeHtml(src)}"'
         ' loading="lazy" allowfullscreen></iframe></span>'
     )
 
 
 def _youtube(arg: str) -> str | None:
     if _YOUTUBE_ID.fullmatch(arg):
-        return _iframe("youtube", f"https://www.youtube-nocookie.com/embed/{arg}", _YOUTUBE_ALLOW)
+        return _iframe("youtube", f"https://www.youtube-nocookie.com/embed/{arg}")
     return _youtube_from_url(arg)
-
-
-_YOUTUBE_ALLOW = ' allow="accelerometer; clipboard-write; encrypted-media; gyroscope; picture-in-picture"'
 
 
 def _youtube_from_url(url: str) -> str | None:
@@ -136,7 +187,7 @@ def _youtube_from_url(url: str) -> str | None:
         return None
     start = (query.get("t") or [""])[0].removesuffix("s")
     suffix = f"?start={min(int(start), 48 * 3600)}" if start.isdigit() and len(start) <= 6 else ""
-    return _iframe("youtube", f"https://www.youtube-nocookie.com/embed/{video}{suffix}", _YOUTUBE_ALLOW)
+    return _iframe("youtube", f"https://www.youtube-nocookie.com/embed/{video}{suffix}")
 
 
 def _tweet(arg: str) -> str | None:
@@ -158,6 +209,15 @@ def _slideshare(arg: str) -> str | None:
     if not _KEY.fullmatch(arg):
         return None
     return _iframe("slideshare", f"https://www.slideshare.net/slideshow/embed_code/key/{arg}")
+
+
+def _docswell(arg: str) -> str | None:
+    # Zenn's two forms: a slide's page (/s/USER/ID-title[/N][#pN]) or its embed URL (/slide/ID/embed[#pN]).
+    match = _DOCSWELL.fullmatch(arg) or _DOCSWELL_EMBED.fullmatch(arg)
+    if not match:
+        return None
+    page = match["hash"] or (f"#p{match['page']}" if match.groupdict().get("page") else "")
+    return _iframe("docswell", f"https://www.docswell.com/slide/{match['id']}/embed{page}")
 
 
 def _codepen(arg: str) -> str | None:
@@ -217,6 +277,7 @@ _EMBEDS: dict[str, Callable[[str], str | None]] = {
     "github": _card_if(_GITHUB),
     "speakerdeck": _speakerdeck,
     "slideshare": _slideshare,
+    "docswell": _docswell,
     "codepen": _codepen,
     "codesandbox": _codesandbox,
     "stackblitz": _stackblitz,

@@ -65,8 +65,13 @@ class Budget:
 
 
 def render_fence(code: str, info: str, budget: Budget) -> str:
-    """A fence as ``<div class="code-block-container">[file label]<pre class="highlight"><code…>``."""
+    """A ``mermaid`` fence as ``<pre class="mermaid">``; any other as
+    ``<div class="code-block-container">[file label]<pre class="highlight"><code…>``."""
     fence = parse_info(info)
+    if fence.lang == "mermaid" and not fence.diff:
+        # A diagram: the source for mermaid.js in the reader's browser (its default selector is
+        # "pre.mermaid"); nothing is drawn or run here. Zenn also trims the source.
+        return f'<pre class="mermaid">{escapeHtml(code.strip())}</pre>\n'
     lexer = _lexer(fence.lang) if fence.lang and fence.lang != "mermaid" else None
     if fence.diff:
         body = _diff_body(code, lexer, budget)

@@ -46,7 +46,7 @@ from zoneinfo import ZoneInfo
 
 import yaml
 
-from function.articles import front_matter
+from function.articles import front_matter, xml_chars
 from function.articles.ignored import is_ignored_name
 from function.articles.parsed import ParsedArticle
 from function.articles.render import Rendered, is_safe_url, render_article
@@ -160,7 +160,7 @@ def parse_article(
     """
     zone = timezone if timezone is not None else ZoneInfo(DEFAULT_TIMEZONE)
     slug = _slug(path, articles_dir)
-    text = _decode(content)
+    text, forbidden = xml_chars.without_forbidden(_decode(content))
     meta, body = _split_front_matter(text, yaml_loader or _FASTEST_LOADER)
 
     title = _text_field(meta, "title", MAX_TITLE_CHARS, multiline=False)
@@ -176,6 +176,7 @@ def parse_article(
     tags = _tags(meta)
     published_at = front_matter.publication_time(meta, zone)
     warnings = tuple(f"unknown front matter key {key!r} (ignored)" for key in front_matter.unknown_keys(meta))
+    warnings += (xml_chars.removal_warning(forbidden),) if forbidden else ()
 
     markdown = _normalise_body(body)
     rendered = _render(markdown, allow_raw_html, asset_base_url)
@@ -357,7 +358,7 @@ def _check_characters(key: str, value: str, *, multiline: bool) -> None:
         category = unicodedata.category(char)
         if category == "Cs":
             raise ArticleParseError(f"front matter: '{key}' contains an invalid character (a lone surrogate)")
-        if category == "Cc" and char not in allowed:
+        if (category == "Cc" and char not in allowed) or char in "\ufffe\uffff":
             what = "a line break" if char == "\n" else f"the control character U+{ord(char):04X}"
             raise ArticleParseError(f"front matter: '{key}' contains {what}")
 

@@ -14,6 +14,8 @@ as text. Limits that keep one render bounded are in ``limits``.
 from __future__ import annotations
 
 import functools
+import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,13 +27,16 @@ from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.footnote.index import render_footnote_anchor_name, render_footnote_caption
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from function.articles.highlight import Budget, render_fence
+from function.articles.ids import footnote_key, own_id
 from function.articles.limits import check_budget, cpu_budget, defuse, guard_rules
+from function.articles.math_syntax import zenn_inline_math_plugin
 from function.articles.mathml import render_math
 from function.articles.sanitize import repository_images, sanitize
-from function.articles.toc import TocEntry, assign_heading_ids
+from function.articles.toc import TocEntry, assign_heading_ids, heading_ids
 from function.articles.zenn_syntax import link_cards, zenn_syntax_plugin
 
 
@@ -46,13 +51,17 @@ class Rendered:
 def render_article(text: str, *, allow_raw_html: bool = False, asset_base_url: str | None = None) -> Rendered:
     """Render ``text``; raises ``RenderLimitError`` (function.errors) for input past a render bound."""
     md = _renderer(allow_raw_html)
-    env: EnvType = {"highlight_budget": Budget()}
+    formulas = Formulas()
+    env: EnvType = {"highlight_budget": Budget(), "formulas": formulas}
     with cpu_budget():
         tokens = md.parse(defuse(text), env)
         toc = assign_heading_ids(tokens)
+        # markdown-it-footnote's docId, as Zenn passes it: footnote ids are fn-<key>-1, fnref-<key>-1.
+        env["docId"] = footnote_key(text, heading_ids(tokens))
         link_cards(tokens)
         html = md.renderer.render(tokens, md.options, env)
     html = sanitize(html, asset_base_url=asset_base_url)  # linear, in Rust
+    html = formulas.put_in(html)  # each formula cleaned on its own (mathml.render_math)
     warnings = []
     if not asset_base_url:
         images = repository_images(html)
@@ -89,18 +98,19 @@ def _renderer(allow_raw_html: bool) -> MarkdownIt:
     zenn_syntax_plugin(md)
     footnote_plugin(md)
     tasklists_plugin(md, enabled=False)
-    dollarmath_plugin(
-        md,
-        allow_labels=False,
-        allow_space=False,
-        allow_digits=False,
-        double_inline=True,
-        renderer=render_math,
-    )
+    # Labels: Zenn's equation numbers, "$$a=b$$ (1)" (shown after the formula, never an id).
+    dollarmath_plugin(md, allow_labels=True, allow_space=False, allow_digits=False, double_inline=True)
+    zenn_inline_math_plugin(md)
+    md.add_render_rule("math_inline", _render_math_inline)
+    md.add_render_rule("math_inline_double", _render_math_display)
+    md.add_render_rule("math_block", _render_math_display)
+    md.add_render_rule("math_block_label", _render_math_display)
     container_plugin(md, "message", render=_render_message)
     container_plugin(md, "details", render=_render_details)
     md.add_render_rule("fence", _render_fence)
     md.add_render_rule("footnote_block_open", _render_footnotes_open)
+    md.add_render_rule("footnote_ref", _render_footnote_ref)
+    md.add_render_rule("footnote_open", _render_footnote_open)
     guard_rules(md)
     return md
 
@@ -111,6 +121,68 @@ def _render_fence(
     check_budget()
     token = tokens[idx]
     return render_fence(token.content, token.info, env["highlight_budget"])
+
+
+class Formulas:
+    """The MathML of one render's formulas, kept out of the page until it is sanitized.
+
+    The page gets a marker per formula (private-use characters around a per-render secret, which an
+    author cannot write); ``put_in`` swaps each marker for its MathML, already cleaned on its own with a
+    MathML-only allowlist, after the page's sanitizer (which allows no MathML) ran.
+    """
+
+    def __init__(self) -> None:
+        self._nonce = secrets.token_hex(8)
+        self._markup: list[str] = []
+        self._marker = re.compile(f"\ue000{self._nonce}:(\\d+)\ue001")
+
+    def add(self, latex: str, *, display: bool) -> str:
+        self._markup.append(render_math(latex, {"display_mode": display}))
+        return f"\ue000{self._nonce}:{len(self._markup) - 1}\ue001"
+
+    def put_in(self, html: str) -> str:
+        if not self._markup:
+            return html
+        return self._marker.sub(lambda m: self._markup[int(m[1])], html)
+
+
+def _render_math_inline(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, _options: OptionsDict, env: EnvType
+) -> str:
+    marker = env["formulas"].add(tokens[idx].content.strip(), display=False)
+    return f'<span class="math inline">{marker}</span>'
+
+
+def _render_math_display(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, _options: OptionsDict, env: EnvType
+) -> str:
+    marker = env["formulas"].add(tokens[idx].content.strip(), display=True)
+    token = tokens[idx]
+    if token.type == "math_inline_double":
+        return f'<div class="math inline">{marker}</div>'
+    if token.type == "math_block_label":
+        number = f'<span class="math-eqno">({escapeHtml(token.info)})</span>'
+        return f'<div class="math block">\n{marker}{number}\n</div>\n'
+    return f'<div class="math block">\n{marker}\n</div>\n'
+
+
+def _render_footnote_ref(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    # markdown-it-footnote's, with the renderer's mark on the id (the sanitizer fences authors' ids off).
+    ident = render_footnote_anchor_name(self, tokens, idx, options, env)
+    caption = render_footnote_caption(self, tokens, idx, options, env)
+    sub_id = tokens[idx].meta.get("subId", -1)
+    refid = f"{ident}:{sub_id}" if sub_id > 0 else ident
+    anchor = f'<a href="#fn{ident}" id="{own_id("fnref" + refid)}">{caption}</a>'
+    return f'<sup class="footnote-ref">{anchor}</sup>'
+
+
+def _render_footnote_open(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    ident = render_footnote_anchor_name(self, tokens, idx, options, env)
+    return f'<li id="{own_id("fn" + ident)}" class="footnote-item">'
 
 
 def _render_footnotes_open(

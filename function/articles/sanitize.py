@@ -2,11 +2,16 @@
 
 Explicit allowlists of tags, attributes and URL schemes. Nothing that runs script survives: no
 ``<script>``/``<style>`` (dropped with their content), no ``<meta>``/``<object>``/``<embed>``/``<form>``/
-``<base>``/``<svg>``, no event-handler or ``style`` attribute (except ``text-align`` on table cells), no
-``javascript:``/``vbscript:`` URL, ``data:`` only as an ``<img>`` source of a raster image type, and an
-``<iframe>`` keeps its ``src`` only when it is one of the embed forms (``embeds.IFRAME_SOURCES``).
-Repository images (``/images/…``, ``images/…``) are rewritten against the asset base URL here, so raw
-``<img>`` tags get the same treatment as Markdown images.
+``<base>``/``<svg>``/``<math>`` (formulas are cleaned on their own and put in afterwards, see ``mathml``),
+no event-handler or ``style`` attribute (except ``text-align`` on table cells and Zenn's hidden ``<br>``),
+no ``javascript:``/``vbscript:`` URL, ``data:`` only as an ``<img>`` source of a raster image type. URLs
+are read as browsers read them first (C0 controls and spaces around them stripped, tabs and newlines
+removed). An ``<iframe>`` keeps its ``src`` only when it is one of the embed forms
+(``embeds.IFRAME_SOURCES``); its ``allow``/``sandbox``/``referrerpolicy`` are never the author's but
+fixed per host (``embeds.IFRAME_POLICIES``), and its width/height are bounded. The renderer's own ids
+pass as they are; an author's id only as ``user-content-…`` and never a name front ends read
+(``ids.sanitized_id``). Repository images (``/images/…``, ``images/…``) are rewritten against the asset
+base URL here, so raw ``<img>`` tags get the same treatment as Markdown images.
 """
 
 from __future__ import annotations
@@ -14,22 +19,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
+from html import unescape as html_unescape
 
 import nh3
 
-from function.articles.embeds import is_allowed_iframe_src
-
-_MATHML_TAGS = {
-    "math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msup", "msub", "msubsup", "mfrac",
-    "msqrt", "mroot", "mover", "munder", "munderover", "mtable", "mtr", "mtd", "mstyle", "mpadded",
-    "mphantom", "menclose", "merror", "mmultiscripts", "mprescripts", "none", "semantics", "annotation",
-}  # fmt: skip
-_MATHML_ATTRIBUTES = {
-    "display", "mathvariant", "stretchy", "fence", "separator", "lspace", "rspace", "accent",
-    "accentunder", "columnalign", "rowalign", "columnspacing", "rowspacing", "columnlines", "rowlines",
-    "frame", "width", "height", "depth", "linethickness", "displaystyle", "scriptlevel", "minsize",
-    "maxsize", "movablelimits", "notation", "form", "largeop", "symmetric", "encoding",
-}  # fmt: skip
+from function.articles.embeds import iframe_policy, is_allowed_iframe_src
+from function.articles.ids import sanitized_id
 
 _TEXT_TAGS = {
     "p", "br", "hr", "em", "strong", "b", "i", "u", "s", "del", "ins", "mark", "small", "sub", "sup",
@@ -39,7 +34,9 @@ _TEXT_TAGS = {
     "h1", "h2", "h3", "h4", "h5", "h6", "a", "img", "iframe", "input",
 }  # fmt: skip
 
-ALLOWED_TAGS = frozenset(_TEXT_TAGS | _MATHML_TAGS)
+# No MathML here: formulas are cleaned on their own (``mathml``) and put in after this sanitizer ran, so
+# an author's raw ``<math>`` cannot carry HTML inside it either.
+ALLOWED_TAGS = frozenset(_TEXT_TAGS)
 
 _CLASSED = {"a", "aside", "code", "div", "li", "ol", "p", "pre", "section", "span", "sup", "ul", "hr", "img"}
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
@@ -53,18 +50,39 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "details": {"open"},
     "abbr": {"title"},
     "input": {"class", "checked"},
-    "iframe": {"src", "allow", "allowfullscreen", "loading", "width", "height", "title"},
+    # allow/sandbox/referrerpolicy: never the author's; ``_fix_iframes`` sets them per embed host.
+    "iframe": {"src", "allowfullscreen", "loading", "width", "height", "title"},
+    "br": {"style"},
     **{f"h{level}": {"id"} for level in range(1, 7)},
-    **{tag: set(_MATHML_ATTRIBUTES) for tag in _MATHML_TAGS},
 }
-URL_SCHEMES = frozenset({"http", "https", "mailto", "data"})
+# tel: and ftp: as Zenn keeps them (sanitize-html's defaults); none of them runs script.
+URL_SCHEMES = frozenset({"http", "https", "mailto", "tel", "ftp", "data"})
 _DATA_IMAGE = re.compile(r"data:image/(?:png|gif|jpeg|webp)[;,]", re.IGNORECASE)
 _REPO_IMAGE = re.compile(r"/?images/")
+_C0_OR_SPACE = "".join(map(chr, range(0x21)))
+_TAB_NEWLINE = re.compile(r"[\t\n\r]")
+_TEXT_ALIGN = re.compile(r"\s*text-align\s*:\s*(left|right|center|start|end|justify)\s*;?\s*", re.IGNORECASE)
+_HIDDEN = re.compile(r"\s*display\s*:\s*none\s*;?\s*", re.IGNORECASE)
+# The sanitizer's output, token by token: a tag (quoted values, no '"' inside) or text. nh3 escapes '<'
+# in text and in values; reading whole tokens from the start keeps that true even if it did not.
+_TAG_OR_TEXT = re.compile(r'<(?:[^>"]|"[^"]*")*>|[^<]+|<')
+_IFRAME_OPEN = re.compile(r"<iframe(?=[\s>/])")
+_SRC = re.compile(r'\ssrc="([^"]*)"')
+# Bounds for an iframe's width/height attributes: pixels up to these, or a percentage up to 100.
+MAX_IFRAME_WIDTH = 1920
+MAX_IFRAME_HEIGHT = 1080
+_SIZE = re.compile(r"(\d{1,5})(%?)")
 
 
 def sanitize(html: str, *, asset_base_url: str | None = None) -> str:
     """``html`` with everything outside the allowlists removed (see the module docstring)."""
-    return _cleaner(asset_base_url).clean(html)
+    return _fix_iframes(_cleaner(asset_base_url).clean(html))
+
+
+def url_as_browsers_read(value: str) -> str:
+    """``value`` as the WHATWG URL parser reads it: leading and trailing C0 controls and spaces
+    stripped, ASCII tab and newline removed anywhere (so ``"\x01data:"`` is a ``data:`` URL)."""
+    return _TAB_NEWLINE.sub("", value.strip(_C0_OR_SPACE))
 
 
 def repository_images(html: str) -> list[str]:
@@ -85,7 +103,7 @@ def _cleaner(asset_base_url: str | None) -> nh3.Cleaner:
         # A disabled checkbox: the task lists' boxes show state, they are not a form.
         tag_attribute_values={"input": {"type": {"checkbox"}}},
         set_tag_attribute_values={"input": {"disabled": "", "type": "checkbox"}},
-        filter_style_properties={"text-align"},
+        filter_style_properties={"text-align", "display"},
     )
 
 
@@ -93,8 +111,15 @@ def _attribute_filter(asset_base_url: str | None) -> Callable[[str, str, str], s
     base = asset_base_url.rstrip("/") if asset_base_url else None
 
     def keep(element: str, attribute: str, value: str) -> str | None:
+        if attribute == "id":
+            return sanitized_id(value)
+        if attribute == "style":
+            return _style(element, value)
+        if element == "iframe" and attribute in ("width", "height"):
+            return _iframe_size(attribute, value)
         if attribute in ("href", "src"):
-            stripped = value.strip()
+            stripped = url_as_browsers_read(value)
+            value = stripped
             if stripped[:5].lower() == "data:":
                 ok = element == "img" and attribute == "src" and _DATA_IMAGE.match(stripped)
                 return value if ok else None
@@ -105,3 +130,39 @@ def _attribute_filter(asset_base_url: str | None) -> Callable[[str, str, str], s
         return value
 
     return keep
+
+
+def _style(element: str, value: str) -> str | None:
+    if element == "br":
+        # Zenn's way of hiding the line break next to a link card.
+        return "display: none" if _HIDDEN.fullmatch(value) else None
+    match = _TEXT_ALIGN.fullmatch(value)
+    return f"text-align:{match[1].lower()}" if match else None
+
+
+def _iframe_size(attribute: str, value: str) -> str | None:
+    match = _SIZE.fullmatch(value.strip())
+    if not match:
+        return None
+    number, percent = int(match[1]), match[2]
+    limit = 100 if percent else MAX_IFRAME_WIDTH if attribute == "width" else MAX_IFRAME_HEIGHT
+    return f"{min(number, limit)}{percent}"
+
+
+def _fix_iframes(html: str) -> str:
+    """Every ``<iframe>`` gets the allow/sandbox/referrerpolicy of its host (``embeds.IFRAME_POLICIES``)."""
+    if "<iframe" not in html:
+        return html
+
+    def fix(match: re.Match[str]) -> str:
+        token = match[0]
+        if not _IFRAME_OPEN.match(token):
+            return token
+        src = _SRC.search(token)
+        policy = iframe_policy(html_unescape(src[1]) if src else None)
+        fixed = f' sandbox="{policy.sandbox}" referrerpolicy="{policy.referrerpolicy}"'
+        if policy.allow:
+            fixed = f' allow="{policy.allow}"' + fixed
+        return f"{token[:-1]}{fixed}>"
+
+    return _TAG_OR_TEXT.sub(fix, html)

@@ -5,7 +5,7 @@
 * ``![alt](url =WxH)`` (also ``=W x``/``=xH``, digits or ``%``) sets width/height.
 * ``@[service](arg)`` alone on a line is an embed (``embeds.embed_html``).
 * A bare URL alone on its line of a top-level paragraph (not in a list, quote or ``:::message``) is a
-  link card (``embeds.card_html``).
+  link card (``embeds.card_html``); the line breaks next to it are hidden (``<br style="display: none">``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import isStrSpace, normalizeReference
-from markdown_it.renderer import RendererProtocol
+from markdown_it.renderer import RendererHTML, RendererProtocol
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
@@ -34,11 +34,14 @@ def zenn_syntax_plugin(md: MarkdownIt) -> None:
     md.inline.ruler.before("autolink", "zenn_br", _br)
     md.inline.ruler.before("autolink", "zenn_comment", _inline_comment)
     md.inline.ruler.at("image", _image_with_size)
-    md.block.ruler.before("html_block", "zenn_comment", _block_comment, {"alt": ["paragraph"]})
+    # Not a paragraph's end: a comment line under text belongs to that paragraph, as on Zenn (where it
+    # leaves the line break before it), and the inline rule drops it there.
+    md.block.ruler.before("html_block", "zenn_comment", _block_comment)
     md.block.ruler.before(
         "fence", "zenn_embed", _embed, {"alt": ["paragraph", "reference", "blockquote", "list"]}
     )
     md.add_render_rule("zenn_br", lambda *_: "<br>\n")
+    md.add_render_rule("image", _render_image)
     md.add_render_rule("zenn_embed", _render_embed)
 
 
@@ -76,12 +79,22 @@ def _cards(children: list[Token]) -> list[Token]:
             and children[i + 2].type == "link_close"
         ):
             href = str(child.attrGet("href") or "")
+            # The line breaks around a card would add space under and over it: Zenn hides them.
+            if out and out[-1].type in _BREAKS:
+                out[-1] = _hidden_break()
             out.append(Token("html_inline", "", 0, content=card_html(href, children[i + 1].content)))
             i += 3
+            if i < len(children) and children[i].type in _BREAKS:
+                out.append(_hidden_break())
+                i += 1
             continue
         out.append(child)
         i += 1
     return out
+
+
+def _hidden_break() -> Token:
+    return Token("html_inline", "br", 0, content='<br style="display: none">\n')
 
 
 # --- inline -------------------------------------------------------------------------------------------
@@ -182,7 +195,10 @@ def _image_with_size(state: StateInline, silent: bool) -> bool:
     if not silent:
         content = src[label_start:label_end]
         tokens: list[Token] = []
-        state.md.inline.parse(content, state.md, state.env, tokens)
+        # Tokenized only, as Zenn's image rule does (no emphasis pairing): the alt text is Zenn's.
+        state.md.inline.tokenize(StateInline(content, state.md, state.env, tokens))
+        # Backslash escapes stay out of the alt text there (later core rules would join them to text).
+        tokens = [t for t in tokens if t.type != "text_special"]
         token = state.push("image", "img", 0)
         token.attrs = {"src": href, "alt": ""}
         token.children = tokens or None
@@ -196,6 +212,29 @@ def _image_with_size(state: StateInline, silent: bool) -> bool:
     state.pos = pos
     state.posMax = maximum
     return True
+
+
+def _render_image(
+    self: RendererProtocol, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    token.attrSet("alt", alt_text(token.children or ()))
+    assert isinstance(self, RendererHTML)
+    return self.renderToken(tokens, idx, options, env)
+
+
+def alt_text(tokens: Sequence[Token]) -> str:
+    """markdown-it's (JavaScript) renderInlineAsText, which Zenn's alt texts come from: text, images'
+    text, HTML and line breaks; inline code and backslash escapes are left out."""
+    parts = []
+    for token in tokens:
+        if token.type in ("text", "html_inline", "html_block"):
+            parts.append(token.content)
+        elif token.type == "image":
+            parts.append(alt_text(token.children or ()))
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+    return "".join(parts)
 
 
 def _skip_space(src: str, pos: int, maximum: int) -> int:

@@ -28,6 +28,10 @@ class Context:
             self._services = Services(Settings.from_env(require_secret=require_secret))
         return self._services
 
+    def secrets(self) -> list[str]:
+        """The configured secret values, once the settings were read (for redacting what is printed)."""
+        return self._services.settings.secrets() if self._services is not None else []
+
     def database_target(self) -> DatabaseTarget | None:
         """What DATABASE_URL names, once the settings were read (for error lines); else None."""
         if self._services is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 import click
@@ -28,10 +29,17 @@ def deliveries(ctx: Context, limit: int) -> None:
             else "-"
         )
         click.echo(
-            f"{row.delivery_id}\t{row.event}\t{row.received_at.isoformat(timespec='milliseconds')}\t{finished}\t"
-            f"{duration}\t{row.processed}/{row.succeeded}/{row.failed}\t{_changes(row)}\t{row.outcome}"
-            + (f"\t{row.error}" if row.error else "")
+            f"{printable(row.delivery_id)}\t{printable(row.event)}\t"
+            f"{row.received_at.isoformat(timespec='milliseconds')}\t{finished}\t"
+            f"{duration}\t{row.processed}/{row.succeeded}/{row.failed}\t{_changes(row)}\t{printable(row.outcome)}"
+            + (f"\t{printable(row.error)}" if row.error else "")
         )
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters (shown as ``?``): what a delivery recorded came, in part, from
+    a sender, and an escape sequence would rewrite the operator's terminal, a tab shift the columns."""
+    return "".join("?" if unicodedata.category(c) in ("Cc", "Cf") else c for c in text)
 
 
 def _changes(row: Any) -> str:

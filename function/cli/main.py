@@ -77,15 +77,26 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("aborted", err=True)
         sys.exit(1)
     except click.ClickException as exc:
-        exc.show()
+        if isinstance(exc, click.UsageError):
+            exc.show()  # the command line's own mistake, with its usage
+        else:
+            click.echo(f"Error: {_redacted(context, exc.format_message())}", err=True)
         sys.exit(exc.exit_code)
     except _expected_errors() as exc:
-        click.echo(f"error: {describe(exc, _target_of(context))}", err=True)
+        click.echo(f"error: {_redacted(context, describe(exc, _target_of(context)))}", err=True)
         sys.exit(1)
     finally:
         # The stream is the command's stderr: nothing after the command (in-process callers, tests)
         # writes to it.
         logging.getLogger().removeHandler(handler)
+
+
+def _redacted(context: Context, line: str) -> str:
+    """``line`` without secrets: their shapes, and the values configured (a driver's message can quote
+    the database password, a GitHub answer a token), as the app's logs and answers have it."""
+    from function.observability.logs import Redactor
+
+    return Redactor(context.secrets()).text(line)
 
 
 def _target_of(context: Context) -> DatabaseTarget | None:

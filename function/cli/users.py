@@ -32,7 +32,8 @@ def _user_line(user: Any) -> str:
 @click.option(
     "--repository",
     default=None,
-    help="owner/name of the one repository the blog follows (default: the first one that pushes)",
+    help="owner/name of the one repository the blog follows; without it, pushes are skipped until "
+    "`users set-repository` names one (or an installation granting exactly one repository does)",
 )
 @click.option("--if-missing", is_flag=True, help="succeed quietly when the user already exists")
 @pass_context
@@ -48,6 +49,13 @@ def users_add(
             return
         user = add_user(store, name, email, installation_id, repository)
     click.echo(f"added: {_user_line(user)}")
+    if repository is None and ctx.services().settings.source_dir is None:
+        click.echo(
+            "note: no repository named: pushes are skipped until `blog-api users set-repository "
+            f"--name {name} --repository owner/name` names it, or an installation granting exactly one "
+            "repository does",
+            err=True,
+        )
 
 
 def _check_new_user(name: str, email: str, installation_id: int | None, repository: str | None) -> None:

@@ -11,6 +11,8 @@ What it promises, on every call:
 - worst case per call: ``attempts * (connect_timeout + read_timeout)`` plus the sleeps between tries;
 - redirects followed (at most ``max_redirects``), with ``Authorization`` and ``Cookie`` dropped whenever the
   next hop is another origin (scheme, host or port differ);
+- ``https://`` only (plain ``http://`` only to this machine, for tests' stand-ins), on every hop: what it
+  sends carries credentials (tokens, the App's JWT, signed download URLs);
 - an explicit proxy: ``https_proxy`` for ``https://`` targets, ``http_proxy`` for ``http://`` targets, both
   bypassed for hosts in ``no_proxy`` (see :func:`bypasses_proxy`);
 - the result is a status, headers and body bytes; only a failure to get any answer raises (``HttpError``).
@@ -38,6 +40,7 @@ from urllib3.util.retry import Retry
 
 from function.errors import BodyTooLarge, HttpError, HttpTimeout
 from function.net.proxy import bypasses_proxy, parse_no_proxy
+from shared.runtime_settings import credential_url_problem
 
 logger = logging.getLogger(__name__)
 
@@ -238,6 +241,10 @@ class HttpClient:
         timeout = urllib3.Timeout(connect=self.connect_timeout, read=self.read_timeout)
         started = time.monotonic()
         for _hop in range(self.max_redirects + 1):
+            if credential_url_problem(url) is not None:
+                raise HttpError(
+                    f"{method} {_redacted(url)}: refused, not https (it would carry credentials in clear)"
+                )
             try:
                 response = self._manager_for(url).urlopen(
                     method,

@@ -21,6 +21,7 @@ class InstallationState:
     installation_id: int
     login: str | None  # the account it is installed on
     suspended: bool
+    account_id: int | None = None  # that account's numeric id, which a rename keeps
 
 
 class InstallationLookup:
@@ -54,7 +55,13 @@ class InstallationLookup:
             data = json.loads(response.body)
             account = data.get("account") or {}
             login = account.get("login")
+            account_id = account.get("id")
             suspended = data.get("suspended_at") is not None
         except (ValueError, AttributeError):
             raise SourceUnavailable(f"{what}: unreadable answer from GitHub") from None
-        return InstallationState(installation_id, login if isinstance(login, str) else None, suspended)
+        return InstallationState(
+            installation_id,
+            login if isinstance(login, str) else None,
+            suspended,
+            account_id if isinstance(account_id, int) and not isinstance(account_id, bool) else None,
+        )

@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol
 
 from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import DatabaseUnavailable, UnknownInstallation
+
+if TYPE_CHECKING:
+    # For the types only: the worker is above this package, and calls it with its summary.
+    from function.hooks.dispatch import HookDispatcher
+    from function.store.facade import PeeweeStore
+    from function.worker.sync import SyncSummary
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +42,17 @@ def run_now(work: Callable[[], None]) -> None:
     work()
 
 
+class HookServices(Protocol):
+    """What telling the front ends needs of ``function.services.Services``: a job's store, and the
+    dispatcher on it."""
+
+    def store(self) -> AbstractContextManager[PeeweeStore]: ...
+    def hooks(self, store: PeeweeStore) -> HookDispatcher: ...
+
+
 def after_sync(
-    services: Any,
-    outcome: Any,
+    services: HookServices,
+    outcome: SyncSummary | BaseException,
     *,
     installation_id: int | None = None,
     user_name: str | None = None,
@@ -71,7 +86,7 @@ def after_sync(
                     published=changes.published if changes else [],
                     updated=changes.updated if changes else [],
                     unpublished=changes.unpublished if changes else [],
-                    head_sha=outcome.head_sha,
+                    head_sha=None if isinstance(outcome, BaseException) else outcome.head_sha,
                     source=delivery,
                     books=books.to_json() if books else None,
                 )
@@ -94,7 +109,9 @@ def after_sync(
     return queued
 
 
-def send(services: Any, endpoint_ids: list[str], deadline: Deadline, delivery: str | None = None) -> None:
+def send(
+    services: HookServices, endpoint_ids: list[str], deadline: Deadline, delivery: str | None = None
+) -> None:
     """Send what is due to these endpoints (the sweep sends what is left)."""
     try:
         with services.store() as store:
@@ -105,7 +122,7 @@ def send(services: Any, endpoint_ids: list[str], deadline: Deadline, delivery: s
     log.info("Webhooks sent", extra={"delivery": delivery, **report.to_json()})
 
 
-def failure_reason(outcome: Any) -> str | None:
+def failure_reason(outcome: SyncSummary | BaseException) -> str | None:
     """Why the sync failed, in words a front end may see; None when it did not fail (or when nothing
     could be queued anyway: no database, no user for the installation)."""
     if isinstance(outcome, BaseException):

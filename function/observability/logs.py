@@ -44,28 +44,63 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         r"\1" + REDACTED,
     ),
-    # A password in a URL: scheme://user:PASSWORD@host.
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@\"']*:)[^\s@/\"']+@"), r"\1" + REDACTED + "@"),
-    # One-time tokens and signatures in query strings (raw download URLs, presigned S3 URLs).
+    # Header lines and fields whose whole value is a credential, up to the end of the line or field:
+    # cookies hold spaces and ";", API keys any characters.
     (
         re.compile(
-            r"(?i)([?&](?:token|access_token|sig|signature|x-amz-signature|x-amz-credential"
-            r"|x-amz-security-token)=)[^&\s\"'#]+"
+            r"""(?i)(\b(?:set-)?cookie\b["']?\s*[:=]\s*["']?|\b(?:x-)?api[-_]key\b["']?\s*[:=]\s*["']?)"""
+            r"""[^\r\n"'}]+"""
         ),
         r"\1" + REDACTED,
     ),
+    # A password in a URL: scheme://user:PASSWORD@host. The password may hold "/", "'" or spaces when
+    # it was not URL-encoded; it ends at the last "@" before a host, on the same line.
+    (
+        re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/:@\"']*:)[^@\r\n]{1,256}?@(?=[A-Za-z0-9\[])"),
+        r"\1" + REDACTED + "@",
+    ),
+    # Secrets in query strings and key=value text (raw download URLs, presigned S3 URLs, a database
+    # URL's key password).
+    (
+        re.compile(
+            r"(?i)((?:[?&]|\b)(?:token|access_token|sig|signature|x-amz-signature|x-amz-credential"
+            r"|x-amz-security-token|ssl_key_password|password|passwd)=)[^&\s\"'#]+"
+        ),
+        r"\1" + REDACTED,
+    ),
+    # AWS secret access keys named as such (a settings dump, a credentials file, botocore's debug).
+    (
+        re.compile(r"""(?i)(\b(?:aws_)?secret_?access_?key\b["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{20,}"""),
+        r"\1" + REDACTED,
+    ),
     # GitHub tokens: installation (ghs_), user-to-server (ghu_), personal (ghp_), OAuth (gho_),
-    # refresh (ghr_), fine-grained personal (github_pat_).
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    # refresh (ghr_), fine-grained personal (github_pat_). Not "\b": "_" is a word character, and a
+    # token glued to a name (installation_token_ghs_...) is still a token.
+    (re.compile(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
     # JWTs: base64url header and payload (both JSON objects, so both start "eyJ"), then a signature.
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), REDACTED),
+    (re.compile(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), REDACTED),
+    # AWS access key ids: long-term (AKIA) and temporary (ASIA).
+    (re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), REDACTED),
+    # AWS secret access keys on their own: 40 base64 characters mixing upper and lower case and a digit,
+    # "/" or "+" (a git SHA is lower-case hex, so it never matches).
+    (
+        re.compile(
+            r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
+            r"(?=[A-Za-z0-9/+]{0,39}[0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+        ),
+        REDACTED,
+    ),
 )
 
 # Mapping keys (header names, settings) whose value is a secret whatever it looks like.
 _SECRET_KEYS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "password", "passwd", "token"}
     | {"access_token", "secret", "private_key", "client_secret", "x-amz-security-token"}
+    | {"x-api-key", "api_key", "api-key", "ssl_key_password", "aws_secret_access_key", "secretaccesskey"}
 )
+
+
+_MIN_SECRET_CHARS = 6
 
 
 class Redactor:
@@ -73,7 +108,9 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         # Short values would redact innocent text; real secrets are long.
-        self._secrets = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
+        self._secrets = sorted(
+            {s for s in secrets if s and len(s) >= _MIN_SECRET_CHARS}, key=len, reverse=True
+        )
 
     def text(self, text: str) -> str:
         for pattern, replacement in _PATTERNS:
@@ -81,6 +118,15 @@ class Redactor:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
+            text = self._cut_secret(text, secret)
+        return text
+
+    @staticmethod
+    def _cut_secret(text: str, secret: str) -> str:
+        """Text someone cut before redacting can end in the first part of a secret: that part goes too."""
+        for length in range(min(len(secret) - 1, len(text)), _MIN_SECRET_CHARS - 1, -1):
+            if text.endswith(secret[:length]):
+                return text[:-length] + REDACTED
         return text
 
     def value(self, value: Any) -> Any:
@@ -103,9 +149,12 @@ class Redactor:
 _current = Redactor()
 
 
-def redact(text: str) -> str:
-    """``text`` fit to leave the process: in an error body, a delivery record, a log line."""
-    return _current.text(text)
+def redact(text: str, limit: int | None = None) -> str:
+    """``text`` fit to leave the process: in an error body, a delivery record, a log line. With
+    ``limit``, cut to that many characters once redacted (a secret cut first could lose the shape
+    that gives it away)."""
+    redacted = _current.text(text)
+    return redacted if limit is None else redacted[:limit]
 
 
 class JsonFormatter(logging.Formatter):

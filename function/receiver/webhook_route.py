@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Response, after_this_request, request
 
@@ -25,6 +25,9 @@ from function.webhooks.push import Skip, classify_push, decode_payload
 from function.worker import installations
 from shared.names import WEBHOOK_ROUTE
 
+if TYPE_CHECKING:
+    from function.services import Services
+
 log = logging.getLogger(__name__)
 blueprint = Blueprint("webhook", __name__)
 
@@ -32,6 +35,20 @@ blueprint = Blueprint("webhook", __name__)
 def _header(name: str, limit: int = 200) -> str | None:
     value = request.headers.get(name)
     return value[:limit] if value is not None else None
+
+
+def _delivery_id(header: str | None) -> str:
+    """GitHub's delivery id, a UUID; BadRequest for anything else, before it is logged or stored. The
+    header is not signed: it could carry escape sequences into a terminal or tabs into a report."""
+    if not header:
+        return f"no-id-{uuid.uuid4()}"
+    try:
+        uuid.UUID(header)
+    except ValueError:
+        raise BadRequest("X-GitHub-Delivery must be GitHub's delivery id, a UUID") from None
+    if len(header) != 36:  # uuid.UUID also takes braces, "urn:uuid:" and no hyphens
+        raise BadRequest("X-GitHub-Delivery must be GitHub's delivery id, a UUID")
+    return header
 
 
 @dataclass(frozen=True)
@@ -49,15 +66,16 @@ def receive() -> tuple[dict[str, Any], int]:
     ``Webhook processing complete`` when it is done. The worker logs the completion of what it runs: a
     push processed inline, and whatever was handed to it through the self-invoke (answered 202)."""
     started = time.perf_counter()
+    svc = services()  # read once here, passed down
     body = request.get_data(cache=True)
     event = _header("X-GitHub-Event", envelope.EVENT_MAX_CHARS)
     # Without GitHub's id, make one up: a shared placeholder would make later deliveries "duplicates".
-    delivery = _header("X-GitHub-Delivery", envelope.DELIVERY_ID_MAX_CHARS) or f"no-id-{uuid.uuid4()}"
+    delivery = _delivery_id(request.headers.get("X-GitHub-Delivery"))
     try:
         # The signature is checked over the raw bytes before anything else is parsed. A POST that
         # fails it is no delivery: it logs its own outcome and neither delivery line, so
         # `blog-api logs durations` counts only what GitHub (or whoever holds the secret) sent.
-        signature.verify(services().settings.webhook_secret, body, request.headers.get("X-Hub-Signature-256"))
+        signature.verify(svc.settings.webhook_secret, body, request.headers.get("X-Hub-Signature-256"))
     except BlogApiError as exc:
         log.warning(
             "Rejected unsigned webhook",
@@ -66,7 +84,7 @@ def receive() -> tuple[dict[str, Any], int]:
         raise
     log.info(RECEIVED_MESSAGE, extra={"delivery": delivery, "event": event, "bytes": len(body)})
     try:
-        outcome = _receive(body, event, delivery, started)
+        outcome = _receive(svc, body, event, delivery, started)
     except BlogApiError as exc:
         log_complete(delivery, started, "rejected", status=exc.status, error=exc.code)
         raise
@@ -75,7 +93,7 @@ def receive() -> tuple[dict[str, Any], int]:
         raise
     if isinstance(outcome, _ProcessInline):
         summary = run_push(
-            services(), delivery, outcome.event, outcome.received_at, outcome.push, later=_after_the_answer
+            svc, delivery, outcome.event, outcome.received_at, outcome.push, later=_after_the_answer
         )
         return summary.to_json(), 200
     answer, status = outcome
@@ -95,9 +113,8 @@ def _after_the_answer(work: Callable[[], None]) -> None:
 
 
 def _receive(
-    body: bytes, event: str | None, delivery: str, started: float
+    svc: Services, body: bytes, event: str | None, delivery: str, started: float
 ) -> tuple[dict[str, Any], int] | _ProcessInline:
-    svc = services()
     settings = svc.settings
     sig = request.headers.get("X-Hub-Signature-256")  # verified by receive()
     if not event:

@@ -32,6 +32,7 @@ from function.articles.ignored import is_ignored_name
 from function.errors import BodyTooLarge, HttpError, SourcePermanentError, SourceUnavailable
 from function.github.app_auth import API_VERSION, GITHUB_JSON, is_rate_limited
 from function.github.http import CappedReader, HttpClient, HttpResponse
+from function.sources import tar_stream
 from function.sources.gitsha import git_blob_sha
 from function.sources.port import FetchedFile, FetchFailure, FetchResult, RepoFile, RepoRef, Snapshot
 
@@ -44,6 +45,8 @@ RAW_MEDIA_TYPE = "application/vnd.github.raw"
 MAX_ARTICLE_FILE_BYTES = 1024 * 1024
 # The tarball as read from GitHub, and the contents kept from it: beyond, the rest goes by blob.
 MAX_TARBALL_BYTES = 64 * 1024 * 1024
+# What the tarball may unpack to, per byte of MAX_TARBALL_BYTES: text compresses about 4:1.
+UNPACKED_PER_PACKED = 4
 MAX_WORKERS_LIMIT = 16  # far below GitHub's secondary limit of 100 concurrent requests
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -349,7 +352,10 @@ class GitHubSource:
                 # hostile archive costs bounded time and memory; what it did not give goes by blob.
                 capped = CappedReader(answer.raw, self.max_tarball_bytes, f"{repo.full_name} tarball")
                 kept = 0
-                with tarfile.open(fileobj=capped, mode="r|*") as archive:  # type: ignore[call-overload]
+                # Unpacked bytes are capped too, headers included (tar_stream): the compressed size
+                # says little about what a hostile archive unpacks to.
+                unpacked_cap = self.max_tarball_bytes * UNPACKED_PER_PACKED
+                with tar_stream.open_stream(capped, unpacked_cap, f"{repo.full_name} tarball") as archive:
                     for member in archive:
                         # GitHub prefixes every entry with one folder "<owner>-<repo>-<short sha>/".
                         path = member.name.partition("/")[2]

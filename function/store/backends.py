@@ -58,8 +58,19 @@ class _SslReusingConnection(pymysql.connections.Connection):
         key = repr(sorted(sslp.items()))
         context = self._ssl_contexts.get(key)
         if context is None:
-            context = self._ssl_contexts.setdefault(key, super()._create_ssl_ctx(sslp))
+            context = self._ssl_contexts.setdefault(
+                key, _checking_host_name(super()._create_ssl_ctx(sslp), sslp)
+            )
         return context
+
+
+def _checking_host_name(context: Any, sslp: dict[str, Any]) -> Any:
+    """PyMySQL checks the host name only when a CA file is named; ``ssl_verify_identity=true`` with the
+    system's CAs (no ``ssl_ca``) deserves the check too. PyMySQL verifies the certificate whenever the
+    identity is asked for, so the check can be switched on."""
+    if sslp.get("check_hostname") and not context.check_hostname:
+        context.check_hostname = True
+    return context
 
 
 class MySQLDatabase(peewee.MySQLDatabase):

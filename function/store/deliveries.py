@@ -40,6 +40,7 @@ _DELIVERY_COLUMNS = (
     Delivery.attempts,
     Delivery.written,
     Delivery.unchanged,
+    Delivery.retryable,
 )
 
 
@@ -84,6 +85,7 @@ class DeliveryQueries(StoreBase):
                 Delivery.outcome: "processing",
                 Delivery.finished_at: None,
                 Delivery.error: None,
+                Delivery.retryable: None,
             },
         )
 
@@ -102,6 +104,7 @@ class DeliveryQueries(StoreBase):
         now: datetime,
         written: int | None = None,
         unchanged: int | None = None,
+        retryable: bool = False,  # some failure may pass on a retry
     ) -> None:
         """Record how processing ended (one UPDATE). ``error`` is redacted and cut to ERROR_MAX_CHARS.
         A delivery that was never started is left alone. Raises ValueError for an unknown outcome."""
@@ -119,6 +122,7 @@ class DeliveryQueries(StoreBase):
             finished_at=to_naive_utc(now),
             written=written,
             unchanged=unchanged,
+            retryable=retryable,
         ).where(Delivery.delivery_id == delivery_id).bind(self._db).execute()
 
     @_translated

@@ -84,6 +84,9 @@ class PeeweeStore:
     published_article = Forward("reads", ReadQueries.published_article)
     published_tag_paths = Forward("reads", ReadQueries.published_tag_paths)
     sitemap_entries = Forward("reads", ReadQueries.sitemap_entries)
+    find_user_by_account = Forward("users", UserQueries.find_user_by_account)
+    account_of = Forward("users", UserQueries.account_of)
+    link_account = Forward("users", UserQueries.link_account)
     # Zenn books: the sync's side, then the read side
     load_book_index = Forward("books", BookQueries.load_book_index)
     load_book_failures = Forward("books", BookQueries.load_book_failures)

@@ -10,95 +10,26 @@ in git, so ``Foo`` and ``foo`` are two articles.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
-
 import peewee
 
 from function.store.backends import unwrap
+
+# The column types and the base model, in a module of their own so that a table can be declared in
+# another module too; re-exported here, where the rest of the store has always found them.
+from function.store.columns import BaseModel as BaseModel
+from function.store.columns import LongTextField as LongTextField
+from function.store.columns import StringField as StringField
+from function.store.columns import TextKeyField as TextKeyField
+from function.store.columns import TextKeyReference as TextKeyReference
+from function.store.columns import UtcDateTimeField as UtcDateTimeField
+from function.store.columns import Utf8TextField as Utf8TextField
+from function.store.columns import to_naive_utc as to_naive_utc
+from function.store.columns import utc_now as utc_now
+from function.store.records import Outcome
 from function.webhooks.envelope import DELIVERY_ID_MAX_CHARS, EVENT_MAX_CHARS
 
-OUTCOMES = ("processing", "success", "partial", "failed", "skipped")
+OUTCOMES = tuple(outcome.value for outcome in Outcome)
 ERROR_MAX_CHARS = 4000
-
-
-def utc_now() -> datetime:
-    """Now as naive UTC, the form every timestamp column stores."""
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
-def to_naive_utc(value: datetime) -> datetime:
-    """``value`` as naive UTC: aware times are converted, naive ones are taken to be UTC already."""
-    if value.tzinfo is not None:
-        return value.astimezone(UTC).replace(tzinfo=None)
-    return value
-
-
-def _is_mysql_ddl(ctx: Any) -> bool:
-    # Only the MySQL family quotes identifiers with backticks; the context carries no other
-    # backend marker, and this works for any MySQLDatabase (TiDB included), not only ours.
-    return bool(ctx is not None and ctx.state.quote == "``")
-
-
-class _Utf8Mixin:
-    """Declares ``CHARACTER SET utf8mb4`` (and a collation) on MySQL; plain type on SQLite."""
-
-    binary = False
-
-    def ddl_datatype(self, ctx: Any) -> Any:
-        datatype = super().ddl_datatype(ctx)  # type: ignore[misc]
-        if not _is_mysql_ddl(ctx):
-            return datatype
-        collation = "utf8mb4_bin" if self.binary else "utf8mb4_unicode_ci"
-        return peewee.NodeList((datatype, peewee.SQL(f"CHARACTER SET utf8mb4 COLLATE {collation}")))
-
-
-class TextKeyField(_Utf8Mixin, peewee.CharField):
-    """VARCHAR compared byte-exact (utf8mb4_bin on MySQL; SQLite's default is already binary)."""
-
-    binary = True
-
-
-class TextKeyReference(_Utf8Mixin, peewee.ForeignKeyField):
-    """A foreign key to a TextKeyField: MySQL refuses one whose character set or collation differs
-    from the referenced column's (errno 150), and Peewee would give it the server's default."""
-
-    binary = True
-
-
-class StringField(_Utf8Mixin, peewee.CharField):
-    """VARCHAR in utf8mb4."""
-
-
-class LongTextField(_Utf8Mixin, peewee.TextField):
-    """LONGTEXT on MySQL (TEXT stops at 64 KB); TEXT affinity on SQLite."""
-
-    field_type = "LONGTEXT"
-
-
-class Utf8TextField(_Utf8Mixin, peewee.TextField):
-    """TEXT in utf8mb4."""
-
-
-class UtcDateTimeField(peewee.DateTimeField):
-    """Naive UTC with microseconds: DATETIME(6) on MySQL; a fixed-width text form on SQLite, so that
-    comparing and ordering the stored strings is comparing the times."""
-
-    def get_modifiers(self) -> list[int]:
-        return [6]
-
-    def db_value(self, value: Any) -> Any:
-        if isinstance(value, datetime):
-            return to_naive_utc(value).strftime("%Y-%m-%d %H:%M:%S.%f")
-        return super().db_value(value)
-
-
-class BaseModel(peewee.Model):
-    class Meta:
-        # No global database: every query is bound to the store's database explicitly (``.bind(db)``),
-        # so two stores on two databases (tests, the benchmark's baseline) never interfere.
-        database = None
-        legacy_table_names = False
 
 
 class User(BaseModel):
@@ -111,6 +42,9 @@ class User(BaseModel):
     # with the same name is another repository, and only the id says so.
     repository_id = peewee.BigIntegerField(null=True)
     created_at = UtcDateTimeField(default=utc_now)
+    # GitHub's numeric id of the account the user's installations are on: set by the first
+    # installation linked, then only that account links the user (a login can be renamed and reused).
+    github_account_id = peewee.BigIntegerField(null=True)
 
     class Meta:
         table_name = "users"
@@ -205,6 +139,8 @@ class Delivery(BaseModel):
     # version that did not count them; nullable so `init-db` can add them to an existing table.
     written = peewee.IntegerField(null=True)
     unchanged = peewee.IntegerField(null=True)
+    # Whether a failure may pass on a retry (``DeliveryRecord.retryable``); NULL reads as false.
+    retryable = peewee.BooleanField(null=True)
 
     class Meta:
         table_name = "deliveries"
@@ -219,6 +155,16 @@ class SweepState(BaseModel):
 
     class Meta:
         table_name = "sweep_state"
+
+
+# Keys the server made for itself (see function.store.server_keys): random bytes nobody types.
+class ServerKey(BaseModel):
+    name = TextKeyField(max_length=64, primary_key=True)
+    value = StringField(max_length=128)  # hex
+    created_at = UtcDateTimeField(default=utc_now)
+
+    class Meta:
+        table_name = "server_keys"
 
 
 class HookEndpoint(BaseModel):
@@ -307,6 +253,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     HookEndpoint,
     HookEvent,
     HookAttempt,
+    ServerKey,
 )
 
 
@@ -318,7 +265,13 @@ ADDED_COLUMNS: tuple[peewee.Field, ...] = (
     Delivery.unchanged,
     Article.emoji,
     Article.toc,
+    Delivery.retryable,
+    User.github_account_id,
 )
+
+# Before the retryable column, a record said so by this mark in its error text: the rows that were there
+# when ``create_tables`` adds the column get the value their text meant.
+LEGACY_RETRYABLE_MARK = "[retryable]"
 
 
 def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
@@ -338,6 +291,10 @@ def create_tables(db: peewee.Database | peewee.DatabaseProxy) -> None:
             present[table] = _column_names(db, column.model)
         if column.column_name not in present[table]:
             _add_column(db, column)
+            if column is Delivery.retryable:
+                Delivery.update(retryable=True).where(Delivery.error.contains(LEGACY_RETRYABLE_MARK)).bind(
+                    db
+                ).execute()
 
 
 def _column_names(db: peewee.Database, model: type[BaseModel]) -> set[str]:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +32,7 @@ from function.store.records import (
 )
 from function.store.steps import note_step
 from function.store.tag_rewrite import queue_tag_rewrite
+from function.store.write_plan import Existing, WritePlan, served_before
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +177,7 @@ class ReconcileQueries(StoreBase):
         archive_slugs: Sequence[str],
         now: datetime,
         *,
-        index: Mapping[str, StoredArticle] | None = None,
+        index: Mapping[str, StoredArticle],
     ) -> ApplyResult:
         """Write ``articles`` and archive ``archive_slugs`` for the user, all or nothing.
 
@@ -191,14 +189,14 @@ class ReconcileQueries(StoreBase):
         changed. Archiving sets archived and archived_at, keeps updated_at, and never touches a given slug.
 
         ``index`` is the caller's ``load_index`` read, taken while it holds ``user_lock`` (so no one
-        else can have written since): it saves re-reading the rows. Without it the rows are read inside
-        the transaction (locked on MySQL).
+        else can have written since): the rows are not read again. There is no other way to apply: the
+        worker, the CLI and the tests all hold the lock and pass the index.
 
         The statement count does not depend on the number of articles, except one more article INSERT
         per ``CHUNK_SIZE`` given articles (and one more key statement per ``KEY_CHUNK_SIZE``). When the
         whole write is one statement (a few edited articles, same tags, nothing archived) it runs on
         its own, without BEGIN/COMMIT. On MySQL/TiDB any other write is one round trip too (BEGIN, the
-        statements and COMMIT sent together, see ``batched_transaction``), two without ``index``.
+        statements and COMMIT sent together, see ``batched_transaction``).
         Nothing to write: no statement at all. Raises ValueError for duplicate slugs.
         """
         slugs = [a.slug for a in articles]
@@ -209,13 +207,10 @@ class ReconcileQueries(StoreBase):
         if not articles and not to_archive:
             return ApplyResult(0, 0, 0)
         now = to_naive_utc(now)
-        known = (
-            None if index is None else {slug: _Existing.of(index[slug]) for slug in slugs if slug in index}
-        )
-        plan = _Plan(user_id, articles, known or {}, now)
-        # Built once from the index's plan; rebuilt below only when the rows are read under lock.
-        upserts = self._article_upserts(plan.rows) if known is not None else []
-        if known is not None and not plan.retag and not to_archive and len(upserts) <= 1:
+        known = {slug: Existing.of(index[slug]) for slug in slugs if slug in index}
+        plan = WritePlan(user_id, articles, known, now)
+        upserts = self._article_upserts(plan.rows)
+        if not plan.retag and not to_archive and len(upserts) <= 1:
             # A single statement is atomic by itself: no BEGIN/COMMIT for the server to run.
             try:
                 for query in upserts:
@@ -224,13 +219,10 @@ class ReconcileQueries(StoreBase):
                 note_step(exc, "writing articles")
                 raise
             return plan.result(archived=0, hidden=())
-        # MySQL/TiDB: everything below reaches the server in one round trip with BEGIN and COMMIT (two
-        # when the rows must first be read under lock), however many statements it takes.
+        # MySQL/TiDB: everything below reaches the server in one round trip with BEGIN and COMMIT,
+        # however many statements it takes.
         try:
             with batched_transaction(self._db) as tx:
-                if known is None:
-                    plan = _Plan(user_id, articles, self._lock_existing(tx, user_id, slugs), now)
-                    upserts = self._article_upserts(plan.rows)
                 for query in upserts:
                     tx.add(query, "writing articles")
                 if plan.retag:
@@ -249,9 +241,8 @@ class ReconcileQueries(StoreBase):
             note_step(exc, "committing")  # a statement's failure already named its own step
             raise
         archived = sum(tx.rowcount(slot) for slot in archive_slots)
-        # Archived slugs readers saw until now; without the index every one of them counts (a
-        # notification too many costs a cache refresh, one too few leaves a stale page).
-        hidden = [s for s in to_archive if index is None or (s in index and _served_before(index[s], now))]
+        # Archived slugs readers saw until now.
+        hidden = [s for s in to_archive if s in index and served_before(index[s], now)]
         return plan.result(archived=archived, hidden=hidden if archived else ())
 
     def _article_upserts(self, rows: list[dict[str, Any]]) -> list[Any]:
@@ -263,173 +254,13 @@ class ReconcileQueries(StoreBase):
             preserve=_UPSERT_PRESERVE,
         )
 
-    def _lock_existing(self, tx: StatementQueue, user_id: int, slugs: Sequence[str]) -> dict[str, _Existing]:
-        """The rows of these slugs as they are now. On MySQL the rows are locked until the transaction
-        ends, so nobody can change them between this read and our write (SQLite: BEGIN IMMEDIATE)."""
-        existing: dict[str, _Existing] = {}
-        keys = limits_of(self._db).keys(reserved=1)
-        for chunk in groups(slugs, max_items=min(keys, KEY_CHUNK_SIZE)):
-            query = Article.select(
-                Article.slug,
-                Article.id,
-                Article.content_hash,
-                Article.published_at,
-                Article.created_at,
-                Article.updated_at,
-                Article.archived,
-                Article.tags_hash,
-                Article.publish,
-            ).where(Article.user == user_id, Article.slug.in_(chunk))
-            if is_mysql(self._db):
-                query = query.for_update()
-            for row in tx.read(query.bind(self._db), "reading the stored articles"):
-                existing[row[0]] = _Existing(*row)
-        return existing
-
     def _queue_tag_rewrite(
         self,
         tx: StatementQueue,
         user_id: int,
         changed: Sequence[ParsedArticle],
-        existing: dict[str, _Existing],
+        existing: dict[str, Existing],
     ) -> None:
         """Make the changed articles' tags exactly their given tags (``function.store.tag_rewrite``)."""
         stale = [existing[a.slug].id for a in changed if a.slug in existing]  # new rows have no tags yet
         queue_tag_rewrite(self._db, tx, user_id, changed, stale)
-
-
-@dataclass(frozen=True)
-class _Existing:
-    slug: str
-    id: int
-    content_hash: str
-    published_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
-    archived: bool
-    tags_hash: str
-    publish: bool
-
-    @classmethod
-    def of(cls, stored: StoredArticle) -> _Existing:
-        return cls(
-            stored.slug,
-            stored.id,
-            stored.content_hash,
-            stored.published_at,
-            stored.created_at,
-            stored.updated_at,
-            stored.archived,
-            stored.tags_hash,
-            stored.publish,
-        )
-
-
-def served(publish: bool, archived: bool, published_at: datetime | None, now: datetime) -> bool:
-    """Whether readers see an article so: published, live and not scheduled for later (the read
-    routes' rule)."""
-    return bool(publish) and not archived and published_at is not None and published_at <= now
-
-
-def _served_before(stored: StoredArticle | _Existing, now: datetime) -> bool:
-    return served(stored.publish, stored.archived, stored.published_at, now)
-
-
-class _Plan:
-    """The rows to upsert and the articles whose tags must be rewritten, from what is stored."""
-
-    def __init__(
-        self, user_id: int, articles: Sequence[ParsedArticle], existing: dict[str, _Existing], now: datetime
-    ) -> None:
-        self.existing = existing
-        self.rows: list[dict[str, Any]] = []
-        self.retag: list[ParsedArticle] = []
-        self.written = self.unchanged = 0
-        self.published: list[str] = []
-        self.updated: list[str] = []
-        self.unpublished: list[str] = []
-        for article in articles:
-            old = existing.get(article.slug)
-            same = old is not None and old.content_hash == article.content_hash and not old.archived
-            if same:
-                self.unchanged += 1
-            else:
-                self.written += 1
-            if (old is None and article.tags) or (
-                old is not None and old.tags_hash != tags_hash(article.tags)
-            ):
-                self.retag.append(article)
-            row = _article_row(user_id, article, old, same, now)
-            self.rows.append(row)
-            self._note_what_readers_see(article.slug, old, row, same, now)
-
-    def _note_what_readers_see(
-        self, slug: str, old: _Existing | None, row: dict[str, Any], same: bool, now: datetime
-    ) -> None:
-        was = old is not None and _served_before(old, now)
-        now_served = served(row["publish"], False, row["published_at"], now)
-        if now_served and not was:
-            self.published.append(slug)
-        elif was and not now_served:
-            self.unpublished.append(slug)
-        elif was and not same:
-            self.updated.append(slug)
-
-    def result(self, *, archived: int, hidden: Sequence[str]) -> ApplyResult:
-        return ApplyResult(
-            written=self.written,
-            unchanged=self.unchanged,
-            archived=archived,
-            published=tuple(self.published),
-            updated=tuple(self.updated),
-            unpublished=(*self.unpublished, *hidden),
-        )
-
-
-def tags_hash(tags: Sequence[str]) -> str:
-    """A fingerprint of an article's tag set (order and duplicates do not matter)."""
-    return hashlib.sha256("\n".join(sorted(set(tags))).encode()).hexdigest()
-
-
-def _article_row(
-    user_id: int, article: ParsedArticle, old: _Existing | None, same: bool, now: datetime
-) -> dict[str, Any]:
-    if old is None:
-        created_at, updated_at = now, now
-    else:
-        created_at = old.created_at
-        updated_at = old.updated_at if same else now
-    return {
-        "user": user_id,
-        "slug": article.slug,
-        "path": article.path,
-        "blob_sha": article.blob_sha,
-        "title": article.title,
-        "type": article.type,
-        "description": article.description,
-        "thumbnail": article.thumbnail,
-        "emoji": article.emoji,
-        "content": article.content,
-        "content_html": article.content_html,
-        "toc": json.dumps([entry.as_json() for entry in article.toc], ensure_ascii=False),
-        "content_hash": article.content_hash,
-        "tags_hash": tags_hash(article.tags),
-        "publish": article.publish,
-        "archived": False,
-        "published_at": publication_time(article, old.published_at if old else None, now),
-        "archived_at": None,
-        "created_at": created_at,
-        "updated_at": updated_at,
-    }
-
-
-def publication_time(article: ParsedArticle, stored: datetime | None, now: datetime) -> datetime | None:
-    """The front matter's time always wins (also over a stored one); else a stored time is kept (even if
-    the article is unpublished later); else, once published, the slug's leading date or now."""
-    if article.published_at is not None:
-        return article.published_at
-    if stored is not None:
-        return stored
-    if article.publish:
-        return article.slug_date or now
-    return None

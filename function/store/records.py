@@ -4,7 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
+
+
+class Outcome(StrEnum):
+    """How a delivery ended, as its record says (stored as the value's text)."""
+
+    PROCESSING = "processing"  # started, not finished (or the run died)
+    SUCCESS = "success"
+    PARTIAL = "partial"  # only broken files failed: they fail again until their blob changes
+    FAILED = "failed"  # something may pass on a retry, or the run raised
+    SKIPPED = "skipped"  # nothing to sync: another repository, a head already synced
+
+    @property
+    def complete(self) -> bool:
+        """Whether the delivery needs no further run: a success, or partial."""
+        return self in COMPLETE_OUTCOMES
+
+
+COMPLETE_OUTCOMES = (Outcome.SUCCESS, Outcome.PARTIAL)
 
 
 @dataclass(frozen=True)
@@ -70,11 +89,19 @@ class DeliveryRecord:
     succeeded: int
     failed: int
     archived: int
-    outcome: str
+    outcome: Outcome
     error: str | None
     attempts: int
     written: int | None = None  # None: recorded before these were counted
     unchanged: int | None = None
+    # Some file failed for a reason that may pass (GitHub 5xx, a time-out, the time budget, a truncated
+    # listing): syncing the same head again can still change something.
+    retryable: bool = False
+
+    def __post_init__(self) -> None:
+        # Rows give text and NULL; the record holds the values they mean.
+        object.__setattr__(self, "outcome", Outcome(self.outcome))
+        object.__setattr__(self, "retryable", bool(self.retryable))
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,19 @@
 """``DATABASE_URL`` read and checked without touching a database (standard library only, so settings can
 refuse a malformed URL at start-up without the accept path importing the database stack).
 
-``mysql://user:pw@host:port/db?ssl_ca=/path&ssl_verify_identity=true`` (TiDB, MySQL, MariaDB) or
-``sqlite:///relative/path.db`` / ``sqlite:////absolute/path.db``. Error messages never quote the URL: it
-holds the password.
+``mysql://user:pw@host:port/db?ssl_ca=/path`` (TiDB, MySQL, MariaDB) or ``sqlite:///relative/path.db`` /
+``sqlite:////absolute/path.db``. Error messages never quote the URL: it holds the password.
+
+TLS: with ``ssl_ca`` the server's certificate and host name are verified unless the URL itself says
+``ssl_verify_cert=false`` / ``ssl_verify_identity=false`` (unsafe: anyone on the path can then read the
+connection). PyMySQL on its own verifies neither when only a CA is given.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from ipaddress import ip_address
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -24,6 +28,8 @@ _MYSQL_BOOL_ARGS = {"ssl_verify_cert", "ssl_verify_identity", "ssl_disabled"}
 _MYSQL_FILE_ARGS = {"ssl_ca", "ssl_cert", "ssl_key"}
 _MYSQL_STR_ARGS = _MYSQL_FILE_ARGS | {"ssl_key_password", "charset", "init_command"}
 _MYSQL_INT_ARGS = {"connect_timeout", "read_timeout", "write_timeout"}
+# Any of these asks PyMySQL for TLS; verification then defaults to on (see the module docstring).
+_TLS_ARGS = ("ssl_ca", "ssl_cert", "ssl_key", "ssl_verify_cert", "ssl_verify_identity")
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,25 @@ class DatabaseTarget:
     kind: str
     name: str
     params: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def uses_tls(self) -> bool:
+        """True for a MySQL URL whose connections are encrypted (TLS asked for, and not disabled)."""
+        asked = any(self.params.get(key) for key in _TLS_ARGS)
+        return self.kind == "mysql" and asked and not self.params.get("ssl_disabled")
+
+    @property
+    def is_loopback(self) -> bool:
+        """True for SQLite and for a MySQL server on this machine (nothing crosses a network)."""
+        if self.kind != "mysql":
+            return True
+        host = str(self.params.get("host", ""))
+        if host.lower() == "localhost":
+            return True
+        try:
+            return ip_address(host).is_loopback
+        except ValueError:
+            return False
 
 
 def parse_database_url(url: str) -> DatabaseTarget:
@@ -88,6 +113,10 @@ def _mysql(
             params[key] = value
         else:
             raise DatabaseUrlError(f"unknown option {key!r}")
+    if any(params.get(key) for key in _MYSQL_FILE_ARGS) and not params.get("ssl_disabled"):
+        # PyMySQL would encrypt without checking whom it talks to; only the URL itself may say so.
+        params.setdefault("ssl_verify_cert", True)
+        params.setdefault("ssl_verify_identity", True)
     return DatabaseTarget("mysql", name, params)
 
 

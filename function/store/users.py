@@ -109,6 +109,22 @@ class UserQueries(StoreBase):
                 User.id == user_id, User.repository_id.is_null()
             ).bind(self._db).execute()
 
+    @_translated
+    def find_user_by_account(self, account_id: int) -> UserRecord | None:
+        """The user linked to the GitHub account ``account_id`` (its numeric id), or None."""
+        return self._one_user(User.github_account_id == account_id)
+
+    @_translated
+    def account_of(self, name: str) -> int | None:
+        """The GitHub account id the user ``name`` is linked to, or None (not linked yet, or no user)."""
+        row = self._first(User.select(User.github_account_id).where(User.name == name))
+        return int(row[0]) if row and row[0] is not None else None
+
+    @_translated
+    def link_account(self, name: str, account_id: int) -> None:
+        """Link the user ``name`` to the GitHub account ``account_id``."""
+        User.update(github_account_id=account_id).where(User.name == name).bind(self._db).execute()
+
     def _one_user(self, condition: Any) -> UserRecord | None:
         row = self._first(User.select(*_USER_COLUMNS).where(condition))
         return UserRecord(*row) if row else None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 from urllib.parse import parse_qs
 
 from function.errors import BadRequest
@@ -14,7 +13,7 @@ from function.webhooks.envelope import Envelope, PushRef, is_installation_id
 FORM = "application/x-www-form-urlencoded"
 
 
-def decode_payload(body: bytes, content_type: str | None = None) -> Any:
+def decode_payload(body: bytes, content_type: str | None = None) -> object:
     """The delivery's JSON, from either of GitHub's content types.
 
     Form deliveries carry the JSON in a ``payload=`` field. When the content type is unknown (an
@@ -40,11 +39,11 @@ class Skip:
     reason: str
 
 
-def _field(obj: Any, key: str) -> Any:
+def _field(obj: object, key: str) -> object:
     return obj.get(key) if isinstance(obj, dict) else None
 
 
-def classify_push(payload: Any, tracked_branch: str | None) -> PushRef | Skip:
+def classify_push(payload: object, tracked_branch: str | None) -> PushRef | Skip:
     """Decide whether a push delivery should sync articles.
 
     Tags, branch deletions and other branches are skipped (200). A push whose shape is wrong for a

@@ -1,7 +1,14 @@
 """GitHub App installation events: ``users.github_installation_id`` follows the App's installation.
 
-Match rule: the installation's account ``login`` names the blog user, either directly (login == user
-name) or through ``GITHUB_INSTALLATION_USER_MAP`` (``login=user,...``), which wins when it has the login.
+Match rule: by GitHub's numeric account id, which a rename keeps and nobody else can take. A user is
+linked to the account of the first installation linked to them; from then on only that account links
+them. For an account not linked yet, ``GITHUB_INSTALLATION_USER_MAP`` (``login=user`` or
+``account-id=user``) names the user, else the account's login does. The map is exclusive: a user it
+names is never linked by an account it does not map to them (an account that happens to be called
+``alice`` cannot take the blog the map gives to another account).
+
+An installation granting exactly one repository (``created`` with selected repositories) names the
+repository of a user who follows none yet.
 
 - ``installation`` ``created`` / ``unsuspend`` / ``new_permissions_accepted`` and every
   ``installation_repositories`` event: the matched user gets this installation id. Another user still
@@ -23,6 +30,7 @@ The accept path only parses and forwards (Lambda mode must answer without touchi
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -53,6 +61,9 @@ class InstallationChange:
     action: str
     installation_id: int
     login: str | None
+    account_id: int | None = None
+    # The one repository the installation grants, (full name, id), when it grants exactly one.
+    only_repository: tuple[str, int | None] | None = None
 
     @property
     def effect(self) -> str:
@@ -66,7 +77,7 @@ class InstallationChange:
         return "none"
 
 
-def parse(event: str, payload: Any) -> InstallationChange:
+def parse(event: str, payload: object) -> InstallationChange:
     """The change an installation event asks for; BadRequest when it does not look like one."""
     if not isinstance(payload, dict):
         raise BadRequest(f"{event} payload must be a JSON object")
@@ -80,15 +91,41 @@ def parse(event: str, payload: Any) -> InstallationChange:
     login = account.get("login") if isinstance(account, dict) else None
     # A login longer than any user name (users.name is 100 characters) cannot match one.
     login = login if isinstance(login, str) and 0 < len(login) <= 100 else None
-    return InstallationChange(event, action[:64], inst_id, login)
+    account_id = account.get("id") if isinstance(account, dict) else None
+    account_id = (
+        account_id if isinstance(account_id, int) and envelope.is_installation_id(account_id) else None
+    )
+    return InstallationChange(event, action[:64], inst_id, login, account_id, _only_repository(payload))
+
+
+def _only_repository(payload: dict[str, Any]) -> tuple[str, int | None] | None:
+    """The repository of an ``installation`` ``created`` event that selected exactly one."""
+    installation = payload.get("installation")
+    if payload.get("action") != "created" or not isinstance(installation, dict):
+        return None
+    repositories = payload.get("repositories")
+    if installation.get("repository_selection") != "selected" or not isinstance(repositories, list):
+        return None
+    if len(repositories) != 1 or not isinstance(repositories[0], dict):
+        return None
+    name, repo_id = repositories[0].get("full_name"), repositories[0].get("id")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", name):
+        return None
+    return name, repo_id if isinstance(repo_id, int) and envelope.is_installation_id(repo_id) else None
 
 
 def set_installation_command(installation_id: int) -> str:
     return f"blog-api users set-installation --name <user> --installation-id {installation_id}"
 
 
-def user_name_for(login: str, mapping: Mapping[str, str]) -> str:
-    return mapping.get(login, login)
+def user_name_for(login: str, mapping: Mapping[str, str], account_id: int | None = None) -> str | None:
+    """The user an account not linked yet links: the map's (by account id, then login), else the
+    login's namesake unless the map gives that user to another account (None then)."""
+    if account_id is not None and str(account_id) in mapping:
+        return mapping[str(account_id)]
+    if login in mapping:
+        return mapping[login]
+    return None if login in mapping.values() else login
 
 
 class UserStore(Protocol):
@@ -97,6 +134,10 @@ class UserStore(Protocol):
     def get_user(self, name: str) -> UserRecord | None: ...
     def find_user_by_installation(self, installation_id: int) -> UserRecord | None: ...
     def set_installation(self, name: str, installation_id: int | None) -> UserRecord: ...
+    def find_user_by_account(self, account_id: int) -> UserRecord | None: ...
+    def account_of(self, name: str) -> int | None: ...
+    def link_account(self, name: str, account_id: int) -> None: ...
+    def pin_repository(self, user_id: int, repository: str, repository_id: int | None) -> None: ...
 
 
 class CurrentInstallation(Protocol):
@@ -104,6 +145,8 @@ class CurrentInstallation(Protocol):
 
     @property
     def login(self) -> str | None: ...
+    @property
+    def account_id(self) -> int | None: ...
 
 
 # installation id -> GitHub's current state of it, or None when it does not exist.
@@ -143,7 +186,7 @@ def apply(
         return Outcome("skipped", reason=f"{change.event} action {change.action!r} changes no user")
     if current is UNVERIFIED:
         log.warning("Installation event applied unverified (no GitHub App configured)", extra=fields)
-        login = change.login
+        login, account_id = change.login, change.account_id
     elif effect == "clear" and current is not None:
         log.warning(
             "Installation event contradicted by GitHub", extra={**fields, "event_action": change.action}
@@ -161,6 +204,7 @@ def apply(
         )
     else:
         login = getattr(current, "login", None) or change.login
+        account_id = getattr(current, "account_id", None)
     if effect == "clear":
         holder = store.find_user_by_installation(change.installation_id)
         if holder is None:
@@ -170,10 +214,19 @@ def apply(
         return Outcome("cleared", holder.name)
     if not login:
         raise BadRequest(f"{change.event} payload has no installation.account.login")
-    fields["login"] = login
+    if account_id is None:
+        raise BadRequest(f"{change.event}: installation {change.installation_id} names no account id")
+    fields["login"], fields["account_id"] = login, account_id
 
-    name = user_name_for(login, mapping)
-    user = store.get_user(name)
+    linked = store.find_user_by_account(account_id)
+    name = linked.name if linked is not None else user_name_for(login, mapping, account_id)
+    if name is None:
+        log.warning("Installation for a user the map gives to another account", extra=fields)
+        return Outcome(
+            "skipped",
+            reason=f"account {login!r} is not the one GITHUB_INSTALLATION_USER_MAP links to user {login!r}",
+        )
+    user = linked or store.get_user(name)
     if user is None:
         log.warning(
             "Installation for unknown user",
@@ -184,6 +237,20 @@ def apply(
             },
         )
         return Outcome("skipped", reason=f"no user named {name!r} for account {login!r}")
+    owner = store.account_of(name) if linked is None else account_id
+    if owner is not None and owner != account_id:
+        log.warning("Installation from another account than the user's", extra={**fields, "user": name})
+        return Outcome(
+            "skipped",
+            reason=f"user {name!r} is linked to another GitHub account than {login!r} (id {account_id})",
+        )
+    if owner is None:
+        store.link_account(name, account_id)
+    if user.repository is None and change.only_repository is not None:
+        store.pin_repository(user.id, *change.only_repository)
+        log.info(
+            "Repository named by the installation", extra={**fields, "repository": change.only_repository[0]}
+        )
     if user.installation_id == change.installation_id:
         return Outcome("unchanged", name)
     holder = store.find_user_by_installation(change.installation_id)

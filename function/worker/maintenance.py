@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from function.errors import BadRequest, Conflict, SchemaMismatch, UserExists
+
+if TYPE_CHECKING:
+    from function.services import Services
 
 INIT_DB_KIND = "init-db"
 ADD_USER_KIND = "add-user"
@@ -35,7 +38,7 @@ def maintenance_event(raw: bytes) -> dict[str, Any] | None:
     return None
 
 
-def run(services: Any, event: dict[str, Any]) -> dict[str, Any]:
+def run(services: Services, event: dict[str, Any]) -> dict[str, Any]:
     """Run a maintenance event; its answer, or BadRequest / Conflict / SchemaMismatch (all 4xx)."""
     if event["kind"] == INIT_DB_KIND:
         return run_init_db(services)
@@ -90,7 +93,7 @@ def refuse_taken(store: Any, name: str, installation_id: int | None) -> None:
             )
 
 
-def run_add_user(services: Any, event: dict[str, Any]) -> dict[str, Any]:
+def run_add_user(services: Services, event: dict[str, Any]) -> dict[str, Any]:
     """``{"kind": "add-user", "name", "email", "installationId"?, "repository"?}`` → the user added."""
     name, email = event.get("name"), event.get("email")
     installation_id, repository = event.get("installationId"), event.get("repository")
@@ -123,10 +126,14 @@ def initialise(db: Any) -> list[str]:
     how the existing ones still differ from this version's (empty when they agree)."""
     from function.store.connection import connection
     from function.store.models import create_tables, schema_differences
+    from function.store.server_keys import CURSOR_KEY, server_key
 
     with connection(db):
         create_tables(db)
-        return schema_differences(db)
+        differences = schema_differences(db)
+        if not differences:
+            server_key(db, CURSOR_KEY)  # made now rather than by the first reader
+        return differences
 
 
 def refuse_differences(differences: list[str]) -> None:
@@ -139,7 +146,7 @@ def refuse_differences(differences: list[str]) -> None:
         )
 
 
-def run_init_db(services: Any) -> dict[str, Any]:
+def run_init_db(services: Services) -> dict[str, Any]:
     """The event's work: ``{"status": "ready"}`` once the tables exist, or SchemaMismatch (409)."""
     refuse_differences(initialise(services.database()))
     return {"status": "ready", "message": "database ready"}

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     # Only for types: /events imports this module, and the accept path shares its cold start, which must
     # not pay for urllib3 and the JWT stack. The sweep imports the client when it runs.
     from function.github.hook_deliveries import HookDeliveriesApi, HookDelivery
+    from function.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -258,7 +259,7 @@ def is_scheduled_event(raw: bytes) -> bool:
 
 
 def run_scheduled(
-    services: Any, metrics: MetricsSink, now: datetime | None = None, *, deadline: Deadline = UNLIMITED
+    services: Services, metrics: MetricsSink, now: datetime | None = None, *, deadline: Deadline = UNLIMITED
 ) -> SweepReport:
     """The schedule's sweep inside the function: the default window, the watermark in the database;
     pushes too large for Lambda are synced here, within ``deadline``. First, the outgoing webhooks
@@ -291,7 +292,7 @@ def run_scheduled(
     return report
 
 
-def send_due_webhooks(services: Any, deadline: Deadline = UNLIMITED) -> None:
+def send_due_webhooks(services: Services, deadline: Deadline = UNLIMITED) -> None:
     """The sweep's part for the outgoing webhooks: whatever is due, within ``deadline``; a failure is
     logged and left for the next sweep, and never stops the redelivery sweep."""
     try:
@@ -305,7 +306,7 @@ def send_due_webhooks(services: Any, deadline: Deadline = UNLIMITED) -> None:
 
 
 def sync_undelivered_push(
-    services: Any, api: Any, attempt: HookDelivery, deadline: Deadline = UNLIMITED
+    services: Services, api: HookDeliveriesApi, attempt: HookDelivery, deadline: Deadline = UNLIMITED
 ) -> str:
     """Run the worker on the push an attempt carried, read back from GitHub's delivery record: the user
     pinned to its repository is synced (a full scan of the tree, as every sync is), under the attempt's

@@ -19,6 +19,7 @@ from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
+from tests.kit.builders import apply_as_worker
 from tests.kit.deliveries import SECRET
 
 USER = "alice"
@@ -39,7 +40,7 @@ class ReadApi:
     def add(self, articles: Sequence[ParsedArticle], when: datetime, *, user: str = USER) -> None:
         """Store ``articles`` as a sync at ``when`` would (first published at ``when``)."""
         with connection(self.db):
-            PeeweeStore(self.db).apply(self.user_ids[user], list(articles), [], when)
+            apply_as_worker(PeeweeStore(self.db), self.user_ids[user], list(articles), [], when)
 
     def get(self, path: str, **kwargs: Any) -> Any:
         return self.client.get(path, **kwargs)

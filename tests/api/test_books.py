@@ -14,6 +14,7 @@ from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.worker.sync.books import BookSync
 from tests.api.conftest import ORIGIN, SITE, USER, ReadApi
+from tests.kit.builders import article
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "zenn-books"
 SYNCED = datetime(2026, 1, 2, 3, 4, 5)
@@ -121,15 +122,13 @@ def test_books_page_with_the_signed_cursor(books_api: ReadApi) -> None:
 
 
 def test_an_articles_cursor_is_refused_by_the_books_list(books_api: ReadApi) -> None:
-    from function.api.cursor import CursorCodec
-    from function.store.records import Keyset
-    from tests.kit.deliveries import SECRET
-
-    cursor = CursorCodec(SECRET).encode(Keyset(SYNCED, "x"), user=USER, filters=(None, None))
+    books_api.add([article("one"), article("two")], SYNCED)
+    cursor = books_api.get(f"/users/{USER}/articles?limit=1").get_json()["nextCursor"]
+    assert cursor
 
     answer = books_api.get(f"/users/{USER}/books", query_string={"cursor": cursor})
 
-    assert answer.status_code == 400
+    assert answer.status_code == 400 and answer.get_json()["error"] == "BAD_REQUEST"
 
 
 def test_book_routes_cache_compress_and_answer_cors(books_api: ReadApi) -> None:

@@ -49,6 +49,7 @@ IFRAME_HOSTS = {
     "codesandbox.io",
     "stackblitz.com",
     "embed.figma.com",
+    "www.docswell.com",
 }
 
 
@@ -104,6 +105,9 @@ class _HazardFinder(HTMLParser):
             elif name == "style" and not re.fullmatch(
                 r"(text-align:\s*(left|right|center)\s*;?)?", value.strip()
             ):
+                # The one other style: a hidden <br> next to a link card (Zenn's own markup).
+                if tag == "br" and re.fullmatch(r"display:\s*none;?", value.strip()):
+                    continue
                 self.hazards.append(f"<{tag} style={value!r}>")
             elif name in URL_ATTRIBUTES and _dangerous_url(tag, name, value):
                 self.hazards.append(f"<{tag} {name}={value!r}>")

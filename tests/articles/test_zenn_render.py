@@ -48,11 +48,10 @@ def feature() -> str:
         '<span class="diff-line diff-add">+<span class="kd">const</span>',
         # unknown language: plain, escaped
         '<code class="language-nosuchlang">&lt;raw&gt; &amp; plain\n</code>',
-        # footnotes: a reference and a footnotes section
-        '<sup class="footnote-ref"><a href="#fn1" id="fnref1" rel="nofollow noopener noreferrer">[1]</a>'
-        "</sup>",
-        '<section class="footnotes">\n<ol class="footnotes-list">\n<li id="fn1" class="footnote-item">'
-        "<p>The footnote text.",
+        # footnotes: a reference and a footnotes section (ids scoped to the article: see test_render_ids)
+        '" rel="nofollow noopener noreferrer">[1]</a></sup>',
+        '<section class="footnotes">\n<ol class="footnotes-list">\n<li id="fn-',
+        '" class="footnote-item"><p>The footnote text.',
         # task lists: disabled checkboxes
         '<li class="task-list-item"><input class="task-list-item-checkbox" type="checkbox" disabled="">'
         " open task</li>",
@@ -63,9 +62,9 @@ def feature() -> str:
         '<aside class="msg message">\n<p>A message.</p>\n</aside>',
         "<details><summary>Click</summary>\n<p>Hidden.</p>\n</details>",
         # math as MathML, no raw dollars; a price is not math
-        '<span class="math inline"><math display="inline"><mrow><msup><mi>e</mi>',
+        '<span class="math inline"><math display="inline"><semantics><mrow><msup><mi>e</mi>',
         "and a price of 100$.</p>",
-        '<div class="math block">\n<math display="block"><mrow><mfrac>',
+        '<div class="math block">\n<math display="block"><semantics><mrow><mfrac>',
         # embeds: iframes from the allowlist only, in each service's form
         '<span class="embed-block embed-youtube"><iframe src="https://www.youtube-nocookie.com/embed/ToLJE4YEQRI"',
         '<p class="embed-invalid">not a valid id</p>',
@@ -79,9 +78,9 @@ def feature() -> str:
         '<iframe src="https://codesandbox.io/embed/new"',
         '<iframe src="https://stackblitz.com/edit/angular?embed=1&amp;ctl=1&amp;file=src/app.ts"',
         '<iframe src="https://embed.figma.com/design/LKQ4FJ4bTnCSjedbRpk931/Sample-File?embed-host=blog-api"',
-        # heading ids: Japanese kept, duplicates numbered
-        '<h2 id="はじめに">はじめに</h2>',
-        '<h2 id="はじめに-1">はじめに</h2>',
+        # heading ids as Zenn makes them (encodeURIComponent of the text), duplicates numbered
+        '<h2 id="%E3%81%AF%E3%81%98%E3%82%81%E3%81%AB">はじめに</h2>',
+        '<h2 id="%E3%81%AF%E3%81%98%E3%82%81%E3%81%AB-1">はじめに</h2>',
         '<h3 id="code-inline-heading">Code <code>inline</code> heading</h3>',
     ],
 )
@@ -109,19 +108,19 @@ def test_table_of_contents() -> None:
     data = (FIXTURES / "zenn-features.md").read_bytes()
     toc = [entry.as_json() for entry in parse_article("articles/x.md", SHA, data).toc]
     assert toc == [
-        {"level": 2, "id": "はじめに", "text": "はじめに"},
-        {"level": 2, "id": "はじめに-1", "text": "はじめに"},
+        {"level": 2, "id": "%E3%81%AF%E3%81%98%E3%82%81%E3%81%AB", "text": "はじめに"},
+        {"level": 2, "id": "%E3%81%AF%E3%81%98%E3%82%81%E3%81%AB-1", "text": "はじめに"},
         {"level": 3, "id": "code-inline-heading", "text": "Code inline heading"},
     ]
 
 
 def test_toc_lists_top_level_h1_to_h3_only() -> None:
     toc = render_article("# A\n#### Deep\n> ## Quoted\n\n:::details x\n## Inside\n:::\n## B!?").toc
-    assert [(e.level, e.id, e.text) for e in toc] == [(1, "a", "A"), (2, "b", "B!?")]
+    assert [(e.level, e.id, e.text) for e in toc] == [(1, "a", "A"), (2, "b!%3F", "B!?")]
 
 
-def test_a_heading_of_punctuation_still_gets_an_id() -> None:
-    assert render_markdown("## !!!\n## !!!") == '<h2 id="section">!!!</h2>\n<h2 id="section-1">!!!</h2>\n'
+def test_a_heading_of_punctuation_keeps_it_in_its_id_as_zenn_does() -> None:
+    assert render_markdown("## !!!\n## !!!") == '<h2 id="!!!">!!!</h2>\n<h2 id="!!!-1">!!!</h2>\n'
 
 
 def test_link_cards_only_for_a_url_alone_on_its_line_outside_lists_and_messages() -> None:
@@ -219,7 +218,7 @@ def test_raw_html_iframes_keep_src_only_from_the_allowlist() -> None:
         '<iframe src="https://evil.example/x" srcdoc="<script>alert(1)</script>"></iframe>',
         allow_raw_html=True,
     )
-    assert '<iframe src="https://www.youtube-nocookie.com/embed/ToLJE4YEQRI"></iframe>' in html
+    assert '<iframe src="https://www.youtube-nocookie.com/embed/ToLJE4YEQRI" allow=' in html
     assert "evil" not in html and "srcdoc" not in html and "<script" not in html
 
 

@@ -87,3 +87,32 @@ def test_init_db_adds_the_change_counts_to_a_table_made_before_them(sqlite_url: 
 
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[1].split("\t")[5:] == ["3/3/0", "-/0/-", "success"]
+
+
+def test_what_a_delivery_recorded_is_printed_without_control_characters(db_url: str) -> None:
+    # GIVEN a delivery recorded with escape sequences and tabs (an older version stored the unsigned
+    # header as sent; an error can quote a file's name)
+    db = open_database(db_url)
+    with connection(db):
+        create_tables(db)
+        store = PeeweeStore(db)
+        store.start_delivery("\x1b]0;owned\x07\x1b[2J", "push", 1, "alice/blog", T0, T0)
+        store.finish_delivery(
+            "\x1b]0;owned\x07\x1b[2J",
+            head_sha=None,
+            processed=0,
+            succeeded=0,
+            failed=1,
+            archived=0,
+            outcome="failed",
+            error="articles/a\tb.md:\x1b[31m bad\r\n",
+            now=T0,
+        )
+    db.close()
+    # WHEN the operator lists the deliveries
+    result = run_cli("deliveries", env={"DATABASE_URL": db_url})
+    # THEN the line holds no control character but the column separators, and as many columns as ever
+    assert result.exit_code == 0, result.stderr
+    [line] = result.stdout.splitlines()[1:]
+    assert not any(ord(c) < 32 and c != "\t" for c in line), repr(line)
+    assert "\x1b" not in line and line.count("\t") == 8

@@ -11,7 +11,7 @@ import pytest
 
 from function.aws.dispatch import dispatch
 from tests.kit.blog_fixtures import Blog, article
-from tests.kit.deliveries import github_headers, push_payload
+from tests.kit.deliveries import delivery_uuid, github_headers, push_payload
 
 RECEIVED = "Received GitHub webhook"
 COMPLETE = "Webhook processing complete"
@@ -45,7 +45,7 @@ def test_a_processed_push_logs_received_then_one_completion_with_its_counts(
     )
 
     assert answer.status_code == 200
-    records = lines_for(capsys.readouterr().err, "log-1")
+    records = lines_for(capsys.readouterr().err, delivery_uuid("log-1"))
     assert [r["message"] for r in (records[0], records[-1])] == [RECEIVED, COMPLETE]
     [complete] = of(records, COMPLETE)
     assert all(name in complete for name in CONTRACT_FIELDS)
@@ -81,7 +81,7 @@ def test_a_delivery_that_ends_at_the_webhook_logs_both_lines_with_zero_counts(
     answer = app.test_client().post("/webhooks/github", data=body, headers=headers)
 
     assert answer.status_code == status
-    records = lines_for(capsys.readouterr().err, "log-2")
+    records = lines_for(capsys.readouterr().err, delivery_uuid("log-2"))
     assert len(of(records, RECEIVED)) == 1
     [complete] = of(records, COMPLETE)
     assert records.index(complete) > records.index(of(records, RECEIVED)[0])
@@ -102,7 +102,7 @@ def test_an_unsigned_post_logs_its_own_outcome_and_no_delivery_line(
     answer = blog.app.test_client().post("/webhooks/github", data=body, headers=headers)
 
     assert answer.status_code == 401
-    records = lines_for(capsys.readouterr().err, "log-unsigned")
+    records = lines_for(capsys.readouterr().err, delivery_uuid("log-unsigned"))
     assert [r["message"] for r in records] == ["Rejected unsigned webhook"]
     assert records[0]["status"] == 401
 
@@ -118,9 +118,9 @@ def test_in_lambda_mode_the_accept_logs_received_and_the_worker_logs_the_one_com
     accepted = app.test_client().post(
         "/webhooks/github", data=body, headers=github_headers(body, delivery="log-3")
     )
-    after_accept = lines_for(capsys.readouterr().err, "log-3")
+    after_accept = lines_for(capsys.readouterr().err, delivery_uuid("log-3"))
     result = dispatch(app, json.loads(blog.invoker.payloads[-1]), None)
-    after_worker = lines_for(capsys.readouterr().err, "log-3")
+    after_worker = lines_for(capsys.readouterr().err, delivery_uuid("log-3"))
 
     assert accepted.status_code == 202 and result["body"]["processed"] == 1
     assert len(of(after_accept, RECEIVED)) == 1 and of(after_accept, COMPLETE) == []
@@ -141,6 +141,6 @@ def test_a_worker_failure_still_logs_the_completion_with_its_error(
     )
 
     assert answer.status_code == 422
-    [complete] = of(lines_for(capsys.readouterr().err, "log-4"), COMPLETE)
+    [complete] = of(lines_for(capsys.readouterr().err, delivery_uuid("log-4")), COMPLETE)
     assert complete["outcome"] == "failed" and complete["error_type"] == "UnknownInstallation"
     assert (complete["processed"], complete["succeeded"], complete["failed"]) == (0, 0, 0)

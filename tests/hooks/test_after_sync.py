@@ -26,7 +26,7 @@ from function.store.models import HookEvent, utc_now
 from shared.names import SCHEDULED_REDELIVERY_KIND
 from tests.kit.blog_checks import blob_path
 from tests.kit.blog_fixtures import USER, Blog, article
-from tests.kit.deliveries import github_headers
+from tests.kit.deliveries import delivery_uuid, github_headers
 from tests.kit.fakes import FakeClock
 from tests.kit.hook_deliveries import HookDeliveries
 from tests.kit.statements import count_statements
@@ -103,7 +103,7 @@ def test_a_sync_that_fails_tells_sync_failed_with_what_it_committed(
     assert set(bodies) == {"articles.changed", "sync.failed"}
     assert [a["slug"] for a in bodies["articles.changed"]["data"]["published"]] == ["good"]
     failed = bodies["sync.failed"]["data"]
-    assert failed["delivery"] == "flaky" and failed["failedPaths"] == ["articles/bad.md"]
+    assert failed["delivery"] == delivery_uuid("flaky") and failed["failedPaths"] == ["articles/bad.md"]
     assert failed["reason"] == "files could not be fetched"
 
 

@@ -61,6 +61,8 @@ SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
             "blog-api:alarmEmails": json.dumps(ALARM_EMAILS),
             "blog-api:githubAppId": "1000001",
             "blog-api:reservedConcurrency": "20",
+            "blog-api:siteUrl": "https://blog.kumo-corp.jp",
+            "blog-api:corsAllowedOrigins": "https://blog.kumo-corp.jp,https://www.kumo-corp.jp",
         },
     ),
     # dev on a customer managed key of its own, like prod.

@@ -12,6 +12,7 @@ from typing import Any
 from function.sources.gitsha import git_blob_sha
 from function.store.records import DeliveryRecord, StoredArticle
 from tests.kit.blog_fixtures import USER, Blog
+from tests.kit.deliveries import delivery_uuid
 from tests.kit.github_fixtures import REPO
 from tests.kit.github_standin import GitHubStandIn, StandInRequest, StandInResponse
 
@@ -49,7 +50,7 @@ def synced_head(blog: Blog) -> str | None:
 
 def delivery(blog: Blog, delivery_id: str) -> DeliveryRecord:
     with blog.store() as store:
-        record = store.get_delivery(delivery_id)
+        record = store.get_delivery(delivery_uuid(delivery_id))
     assert record is not None, f"delivery {delivery_id} was never recorded"
     return record
 

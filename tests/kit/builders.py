@@ -1,13 +1,17 @@
-"""Parsed articles for store tests, built the way the parser builds them (content hash included)."""
+"""Parsed articles for store tests, built the way the parser builds them (content hash included), and
+writing them as the worker does."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 from function.articles.parsed import ParsedArticle
+from function.store.facade import PeeweeStore
+from function.store.records import ApplyResult
 
 T0 = datetime(2026, 3, 1, 9, 30, 15, 123456)
 
@@ -53,3 +57,16 @@ def article(
 def moved(parsed: ParsedArticle, *, blob_sha: str, path: str | None = None) -> ParsedArticle:
     """The same content under another blob SHA (e.g. a whitespace-only change outside the content)."""
     return replace(parsed, blob_sha=blob_sha, path=path or parsed.path)
+
+
+def apply_as_worker(
+    store: PeeweeStore,
+    user_id: int,
+    articles: Sequence[ParsedArticle],
+    archive: Sequence[str],
+    now: datetime,
+) -> ApplyResult:
+    """``store.apply`` the way the worker calls it: with the user's index, read under the user's lock
+    (there is no other way to apply)."""
+    with store.user_lock(user_id, 5.0):
+        return store.apply(user_id, articles, archive, now, index=store.load_index(user_id))

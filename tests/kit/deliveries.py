@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 from function.webhooks.signature import sign
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-SECRET = "It is a test secret: 7c1d0a"
+SECRET = "It is a test secret, long enough: 7c1d0a"
 
 
 def github_payload(name: str) -> bytes:
@@ -51,6 +52,16 @@ def push_payload(
     return data
 
 
+def delivery_uuid(label: str) -> str:
+    """GitHub's shape (a UUID) for a test's delivery label: the label itself when it is one, else a UUID
+    made from it, always the same, so a test names its deliveries "d-1" and finds them again."""
+    try:
+        uuid.UUID(label)
+    except ValueError:
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"blog-api-test-delivery:{label}"))
+    return label
+
+
 def github_headers(
     body: bytes,
     *,
@@ -62,7 +73,7 @@ def github_headers(
     """The headers GitHub sends with a delivery, signed over ``body``."""
     return {
         "X-GitHub-Event": event,
-        "X-GitHub-Delivery": delivery,
+        "X-GitHub-Delivery": delivery_uuid(delivery),
         "X-Hub-Signature-256": sign(secret, body),
         "User-Agent": "GitHub-Hookshot/044aadd",
         "Content-Type": content_type,

@@ -45,6 +45,7 @@ import socket
 import tarfile
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -213,6 +214,7 @@ class GitHubStandIn:
         self.app_public_key = app_public_key
         self.installations = set(installations)
         self.installation_logins: dict[int, str] = {}  # id -> account login; "octo" when not set
+        self.installation_accounts: dict[int, int] = {}  # id -> account id; account_id_of(login) when not set
         self.token_ttl = token_ttl
         self.clock = clock
         self.latency = latency
@@ -414,11 +416,13 @@ class GitHubStandIn:
 
     # -- routing -----------------------------------------------------------------------------------
 
-    def install(self, installation_id: int, login: str) -> None:
-        """The App is (now) installed on ``login``'s account with this id."""
+    def install(self, installation_id: int, login: str, account_id: int | None = None) -> None:
+        """The App is (now) installed on ``login``'s account with this id (the account's numeric id:
+        ``account_id``, by default ``account_id_of(login)``)."""
         with self._lock:
             self.installations.add(installation_id)
             self.installation_logins[installation_id] = login
+            self.installation_accounts[installation_id] = account_id or account_id_of(login)
 
     def uninstall(self, installation_id: int) -> None:
         with self._lock:
@@ -617,10 +621,11 @@ class GitHubStandIn:
             if installation not in self.installations:
                 return message_response(404, "Not Found")
             login = self.installation_logins.get(installation, "octo")
+            account_id = self.installation_accounts.get(installation, account_id_of(login))
         return json_response(
             {
                 "id": installation,
-                "account": {"login": login, "type": "User"},
+                "account": {"login": login, "id": account_id, "type": "User"},
                 "app_id": self.app_id,
                 "target_type": "User",
                 "repository_selection": "all",
@@ -672,6 +677,11 @@ class GitHubStandIn:
         return json_response(
             {"sha": match["sha"], "size": len(data), "content": _base64_lines(data), "encoding": "base64"}
         )
+
+    def serve_tarball(self, commit: str, archive: bytes) -> None:
+        """Answer ``archive`` (any bytes) for the tarball of ``commit``, not one made from its files."""
+        with self._lock:
+            self._tarballs[commit] = archive
 
     def _get_tarball(self, request: StandInRequest, match: re.Match[str]) -> StandInResponse:
         repo = self._repo(match)
@@ -785,6 +795,11 @@ def _contents_entry(api: str, path: str, kind: str, sha: str, size: int) -> dict
         "git_url": f"{api}/git/{'blobs' if kind == 'file' else 'trees'}/{sha}",
         "download_url": None,
     }
+
+
+def account_id_of(login: str) -> int:
+    """A GitHub account id for ``login``, always the same (GitHub's ids are numbers that a rename keeps)."""
+    return 1_000_000 + zlib.crc32(login.encode()) % 1_000_000
 
 
 def _tarball(full_name: str, commit: str, files: Mapping[str, bytes]) -> bytes:

@@ -52,11 +52,12 @@ SCRIPT = textwrap.dedent(
 
     secret = os.environ["GITHUB_WEBHOOK_SECRET"]
     body = b'{"zen": "Keep it logically awesome.", "hook_id": 1}'
-    signed = {"X-GitHub-Event": "ping", "X-GitHub-Delivery": "rt-ping",
+    signed = {"X-GitHub-Event": "ping", "X-GitHub-Delivery": "00000000-0000-4000-8000-00000000a001",
               "X-Hub-Signature-256": sign(secret, body), "Content-Type": "application/json"}
     answers = [handler.handler(event(body, signed), None)["statusCode"]]
     unsigned = dict(signed)
-    unsigned.update({"X-GitHub-Delivery": "rt-unsigned", "X-Hub-Signature-256": "sha256=" + "0" * 64})
+    unsigned["X-GitHub-Delivery"] = "00000000-0000-4000-8000-00000000a002"
+    unsigned["X-Hub-Signature-256"] = "sha256=" + "0" * 64
     answers.append(handler.handler(event(body, unsigned), None)["statusCode"])
 
     probe = logging.getLogger("function.probe")

@@ -13,7 +13,7 @@ from function.observability.metrics import EmfMetrics, NullMetrics, count, emf_d
 from function.settings import Settings
 from shared import metric_names as names
 from tests.kit.blog_fixtures import Blog, article
-from tests.kit.deliveries import SECRET, github_headers, push_payload
+from tests.kit.deliveries import SECRET, delivery_uuid, github_headers, push_payload
 
 # CloudWatch's accepted units (EMF specification, MetricDefinition.Unit).
 UNITS = {
@@ -93,7 +93,7 @@ def test_the_accept_path_writes_accept_latency(lambda_app: Flask, capsys: pytest
     [document] = emf_lines(capsys.readouterr().out)
     assert_valid_emf(document)
     assert document["FunctionName"] == "d-st-blog-api"
-    assert document["delivery"] == "d-7"
+    assert document["delivery"] == delivery_uuid("d-7")
     assert document[names.ACCEPT_LATENCY] >= 0
 
 
@@ -112,7 +112,7 @@ def test_processing_writes_duration_and_article_counts(
     documents = emf_lines(capsys.readouterr().out)
     [processing] = [d for d in documents if names.PROCESSING_DURATION in d]
     assert_valid_emf(processing)
-    assert processing["delivery"] == "d-2"
+    assert processing["delivery"] == delivery_uuid("d-2")
     assert (processing[names.ARTICLES_PROCESSED], processing[names.ARTICLES_FAILED]) == (2, 1)
     assert processing[names.ARTICLES_ARCHIVED] == 1
 

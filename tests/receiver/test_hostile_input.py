@@ -15,6 +15,7 @@ import copy
 import hashlib
 import hmac
 import json
+import uuid
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -181,7 +182,7 @@ def webhook_requests(draw: st.DrawFn) -> tuple[bytes, dict[str, str], bool]:
     if draw(st.booleans()):
         headers["X-GitHub-Event"] = draw(events)
     if draw(st.booleans()):
-        headers["X-GitHub-Delivery"] = draw(header_values)
+        headers["X-GitHub-Delivery"] = draw(st.one_of(st.uuids().map(str), header_values))
     if signature is not None:
         headers["X-Hub-Signature-256"] = signature
     return body, headers, valid
@@ -316,9 +317,20 @@ def test_webhook_in_lambda_mode_answers_json_without_5xx_and_queues_only_signed_
     data = assert_clean_answer(answer.status_code, answer.get_data())
     if len(blog.invoker.payloads) > queued:
         assert valid and answer.status_code == 202 and data["status"] == "accepted"
-    if not valid:
+    delivery = next((v for k, v in headers.items() if k.lower() == "x-github-delivery"), "")
+    if delivery and not _is_uuid(delivery):
+        # not GitHub's shape: refused before anything else is looked at
+        assert answer.status_code == 400 and data["error"] == "BAD_REQUEST"
+    elif not valid:
         assert answer.status_code == 401 and data["error"] == "UNAUTHORIZED"
     writes.assert_nothing_written()
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        return len(text) == 36 and bool(uuid.UUID(text))
+    except ValueError:
+        return False
 
 
 @FUZZ

@@ -14,7 +14,7 @@ from function.app import create_app
 from function.webhooks import envelope
 from function.webhooks.envelope import KIND_COMPACT, KIND_STANDARD
 from function.webhooks.signature import sign
-from tests.kit.deliveries import SECRET, github_headers, github_payload, push_payload
+from tests.kit.deliveries import SECRET, delivery_uuid, github_headers, github_payload, push_payload
 from tests.kit.fakes import RecordingInvoker
 
 URL = "/webhooks/github"
@@ -137,7 +137,7 @@ def test_push_to_tracked_branch_is_accepted_and_queued_with_the_exact_body(
     assert len(invoker.payloads) == 1
     sent = json.loads(invoker.payloads[0])
     assert sent["kind"] == KIND_STANDARD
-    assert sent["event"] == "push" and sent["delivery"] == "d-123"
+    assert sent["event"] == "push" and sent["delivery"] == delivery_uuid("d-123")
     assert base64.b64decode(sent["body"]) == body
     assert sent["signature"] == sign(SECRET, body)
     assert envelope.parse_and_verify(SECRET, invoker.payloads[0]).body == body

@@ -12,7 +12,7 @@ from function.store.batching import upsert_many
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import ADDED_COLUMNS, Tag, User, create_tables
-from tests.kit.builders import T0, article
+from tests.kit.builders import T0, apply_as_worker, article
 from tests.kit.statements import count_statements
 
 
@@ -141,7 +141,9 @@ def test_upsert_many_of_nothing_sends_nothing(store: PeeweeStore) -> None:
 
 def test_four_byte_characters_round_trip(store: PeeweeStore) -> None:
     user = store.add_user("alice", "a@example.com", 1)
-    store.apply(user.id, [article("sushi", title="寿司 🍣", body="𠮷野家 🍣", tags=("食/🍣",))], [], T0)
+    apply_as_worker(
+        store, user.id, [article("sushi", title="寿司 🍣", body="𠮷野家 🍣", tags=("食/🍣",))], [], T0
+    )
     view = store.published_article("alice", "sushi")
     assert view is not None
     assert (view.title, view.content, view.tags) == ("寿司 🍣", "𠮷野家 🍣", ("食/🍣",))

@@ -6,6 +6,7 @@ import pytest
 
 from function.store.facade import PeeweeStore
 from function.store.models import ERROR_MAX_CHARS
+from function.store.records import Outcome
 from tests.kit.builders import T0, at
 
 
@@ -48,6 +49,25 @@ def test_finish_records_counts_and_outcome(store: PeeweeStore) -> None:
     assert (record.processed, record.succeeded, record.failed, record.archived) == (3, 2, 1, 0)
     assert (record.outcome, record.error, record.head_sha) == ("partial", "articles/x.md: bad YAML", "abc")
     assert record.finished_at == at(5)
+
+
+def test_retryable_is_a_value_of_its_own_and_a_restart_clears_it(store: PeeweeStore) -> None:
+    # GIVEN a delivery that failed for a reason that may pass, and one whose only failure is broken
+    store.start_delivery("d-1", "push", 101, "alice/blog", T0, at(1))
+    finish(store, "d-1", outcome="failed", error="articles/x.md: GitHub answered 502", retryable=True)
+    store.start_delivery("d-2", "push", 101, "alice/blog", T0, at(1))
+    finish(store, "d-2")
+
+    # THEN the records say so without any mark in their text, and the outcome is a value
+    first, second = store.get_delivery("d-1"), store.get_delivery("d-2")
+    assert first is not None and first.retryable and first.outcome is Outcome.FAILED
+    assert second is not None and not second.retryable and second.outcome is Outcome.PARTIAL
+    assert not Outcome.FAILED.complete and Outcome.PARTIAL.complete
+
+    # WHEN the failed one is delivered again THEN its start forgets the old verdict
+    store.start_delivery("d-1", "push", 101, "alice/blog", at(100), at(101))
+    again = store.get_delivery("d-1")
+    assert again is not None and not again.retryable and again.outcome is Outcome.PROCESSING
 
 
 def test_redelivery_counts_an_attempt_and_restarts(store: PeeweeStore) -> None:

@@ -18,7 +18,7 @@ from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables
 from function.store.records import StoredArticle
-from tests.kit.builders import T0, article, at
+from tests.kit.builders import T0, apply_as_worker, article, at
 from tests.kit.mariadb import server_from_url
 
 V1 = [article("a", tags=("x",)), article("b", tags=("y",))]
@@ -33,7 +33,7 @@ def seeded(db_url: str) -> Iterator[tuple[peewee.Database, int]]:
         create_tables(db)
         store = PeeweeStore(db)
         user = store.add_user("alice", "a@example.com", 1)
-        store.apply(user.id, V1, [], T0)
+        apply_as_worker(store, user.id, V1, [], T0)
     yield db, user.id
 
 
@@ -47,7 +47,7 @@ def snapshot(db: peewee.Database, user_id: int) -> tuple[dict[str, StoredArticle
 
 
 # Where the worker's connection dies. On MySQL/TiDB the transaction's statements travel together in one
-# round trip (two when the rows are first read under lock), so the kill happens on the server, in a
+# round trip, so the kill happens on the server, in a
 # trigger that sleeps while that statement runs: everything before it in the transaction has executed.
 # (table, trigger event, condition on the row): the statement that is running when the kill lands.
 KILL_POINTS = {
@@ -97,7 +97,7 @@ def test_connection_killed_mid_apply_leaves_nothing_partial(
         create_tables(db)
         store = PeeweeStore(db)
         user = store.add_user("alice", "a@example.com", 1)
-        store.apply(user.id, V1, [], T0)
+        apply_as_worker(store, user.id, V1, [], T0)
         sleep_in_trigger(db, *KILL_POINTS[kill_point])
     before = snapshot(db, user.id)
     admin = server_from_url(mysql_server).connect()
@@ -107,7 +107,7 @@ def test_connection_killed_mid_apply_leaves_nothing_partial(
             worker_session = db.execute_sql("SELECT CONNECTION_ID()").fetchone()[0]
             killer = kill_when_sleeping(admin, worker_session)
             try:
-                PeeweeStore(db).apply(user.id, V2, ["b"], at(60))
+                apply_as_worker(PeeweeStore(db), user.id, V2, ["b"], at(60))
             finally:
                 killer.join()
     finally:
@@ -117,12 +117,12 @@ def test_connection_killed_mid_apply_leaves_nothing_partial(
     assert snapshot(db, user.id) == before
     with connection(db):
         db.execute_sql("DROP TRIGGER fault_sleep")
-        result = PeeweeStore(db).apply(user.id, V2, ["b"], at(60))
+        result = apply_as_worker(PeeweeStore(db), user.id, V2, ["b"], at(60))
     assert (result.written, result.archived) == (2, 1)
 
 
 @pytest.mark.mysql
-def test_connection_killed_between_the_locked_read_and_the_writes_leaves_nothing_partial(
+def test_connection_killed_between_the_index_read_and_the_writes_leaves_nothing_partial(
     mysql_url: str, mysql_server: str
 ) -> None:
     # GIVEN a database with V1
@@ -131,31 +131,22 @@ def test_connection_killed_between_the_locked_read_and_the_writes_leaves_nothing
         create_tables(db)
         store = PeeweeStore(db)
         user = store.add_user("alice", "a@example.com", 1)
-        store.apply(user.id, V1, [], T0)
+        apply_as_worker(store, user.id, V1, [], T0)
     before = snapshot(db, user.id)
     admin = server_from_url(mysql_server).connect()
-    killed: list[int] = []
     try:
-        # WHEN the connection is killed once the rows were read under lock (the first round trip)
+        # WHEN the connection is killed once the worker read the index under the user's lock
         with pytest.raises(DatabaseUnavailable), connection(db):
             worker_session = db.execute_sql("SELECT CONNECTION_ID()").fetchone()[0]
-
-            def kill_after_the_read(event: Any) -> None:
-                statements = getattr(event.params, "statements", ())
-                if not killed and any(s.startswith("SELECT") for s in statements):
-                    admin.cursor().execute(f"KILL {int(worker_session)}")
-                    killed.append(worker_session)
-
-            db.query_hooks.append(kill_after_the_read)
-            try:
-                PeeweeStore(db).apply(user.id, V2, ["b"], at(60))
-            finally:
-                db.query_hooks.remove(kill_after_the_read)
+            store = PeeweeStore(db)
+            with store.user_lock(user.id, 5.0):
+                index = store.load_index(user.id)
+                admin.cursor().execute(f"KILL {int(worker_session)}")
+                store.apply(user.id, V2, ["b"], at(60), index=index)
     finally:
         admin.close()
 
-    # THEN the kill landed between the two round trips, and nothing of V2 is visible
-    assert killed, "the locked read no longer travels on its own"
+    # THEN the write failed as retryable, and nothing of V2 is visible
     assert snapshot(db, user.id) == before
 
 
@@ -188,7 +179,7 @@ def test_failing_statement_mid_apply_rolls_everything_back(
     # WHEN a statement late in the transaction fails (after the upsert and the new tags)
     with connection(db):
         with pytest.raises(peewee.PeeweeException, match="disk full"):
-            PeeweeStore(db).apply(user_id, V2, ["b"], at(60))
+            apply_as_worker(PeeweeStore(db), user_id, V2, ["b"], at(60))
         # THEN the same session sees none of it: the transaction was rolled back, not left open
         same_session = PeeweeStore(db).load_index(user_id)
 

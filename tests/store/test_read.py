@@ -9,7 +9,7 @@ import pytest
 from function.api.serialise import article_json
 from function.store.facade import PeeweeStore
 from function.store.records import ArticleView, UserRecord
-from tests.kit.builders import T0, article, at
+from tests.kit.builders import T0, apply_as_worker, article, at
 from tests.kit.statements import count_statements
 
 ARTICLE_KEYS = {
@@ -40,22 +40,22 @@ def slugs(views: list[ArticleView] | None) -> list[str] | None:
 
 
 def test_newest_published_first(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("old")], [], T0)
-    store.apply(user.id, [article("new")], [], at(60))
-    store.apply(user.id, [article("mid")], [], at(30))
+    apply_as_worker(store, user.id, [article("old")], [], T0)
+    apply_as_worker(store, user.id, [article("new")], [], at(60))
+    apply_as_worker(store, user.id, [article("mid")], [], at(30))
     assert slugs(store.published_articles("alice")) == ["new", "mid", "old"]
 
 
 def test_same_published_at_is_ordered_by_slug_descending(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("b"), article("c"), article("a"), article("B")], [], T0)
+    apply_as_worker(store, user.id, [article("b"), article("c"), article("a"), article("B")], [], T0)
     assert slugs(store.published_articles("alice")) == ["c", "b", "a", "B"]
 
 
 def test_a_scheduled_article_is_served_only_once_its_time_has_come(
     store: PeeweeStore, user: UserRecord
 ) -> None:
-    store.apply(user.id, [article("now")], [], T0)
-    store.apply(user.id, [article("later")], [], at(3600))  # publishedAt an hour after T0
+    apply_as_worker(store, user.id, [article("now")], [], T0)
+    apply_as_worker(store, user.id, [article("later")], [], at(3600))  # publishedAt an hour after T0
 
     assert slugs(store.published_articles("alice", now=at(10))) == ["now"]
     assert store.published_article("alice", "later", now=at(10)) is None
@@ -67,14 +67,14 @@ def test_a_scheduled_article_is_served_only_once_its_time_has_come(
 
 
 def test_drafts_are_not_listed_and_not_found(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("draft", publish=False), article("live")], [], T0)
+    apply_as_worker(store, user.id, [article("draft", publish=False), article("live")], [], T0)
     assert slugs(store.published_articles("alice")) == ["live"]
     assert store.published_article("alice", "draft") is None
 
 
 def test_unpublished_article_disappears(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a")], [], T0)
-    store.apply(user.id, [article("a", publish=False)], [], at(1))
+    apply_as_worker(store, user.id, [article("a")], [], T0)
+    apply_as_worker(store, user.id, [article("a", publish=False)], [], at(1))
     assert slugs(store.published_articles("alice")) == []
     assert store.published_article("alice", "a") is None
 
@@ -88,14 +88,15 @@ def test_unknown_user_is_none_and_known_user_without_articles_is_empty(
 
 
 def test_type_filter(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("t", type="tech"), article("i", type="idea")], [], T0)
+    apply_as_worker(store, user.id, [article("t", type="tech"), article("i", type="idea")], [], T0)
     assert slugs(store.published_articles("alice", type="idea")) == ["i"]
     assert slugs(store.published_articles("alice", type="Idea")) == ["i"]
     assert slugs(store.published_articles("alice", type="IDEA")) == ["i"]
 
 
 def test_tag_filter_matches_the_tag_and_below(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(
+    apply_as_worker(
+        store,
         user.id,
         [
             article("exact", tags=("tech/aws",)),
@@ -121,7 +122,9 @@ def test_tag_filter_matches_the_tag_and_below(store: PeeweeStore, user: UserReco
 
 
 def test_tag_filter_has_no_wildcards(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("tech/aws",)), article("b", tags=("tech_x",))], [], T0)
+    apply_as_worker(
+        store, user.id, [article("a", tags=("tech/aws",)), article("b", tags=("tech_x",))], [], T0
+    )
     assert slugs(store.published_articles("alice", tag="tech/%")) == []
     assert slugs(store.published_articles("alice", tag="tech_aws")) == []
     assert slugs(store.published_articles("alice", tag="tech/a_s")) == []
@@ -129,7 +132,9 @@ def test_tag_filter_has_no_wildcards(store: PeeweeStore, user: UserRecord) -> No
 
 
 def test_tag_filter_ignores_case_and_tags_are_served_as_written(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("Tech/AWS",)), article("b", tags=("techno",))], [], T0)
+    apply_as_worker(
+        store, user.id, [article("a", tags=("Tech/AWS",)), article("b", tags=("techno",))], [], T0
+    )
     assert slugs(store.published_articles("alice", tag="tech/aws")) == ["a"]
     assert slugs(store.published_articles("alice", tag="TECH")) == ["a"]
     listed = store.published_articles("alice", tag="tech")
@@ -137,7 +142,8 @@ def test_tag_filter_ignores_case_and_tags_are_served_as_written(store: PeeweeSto
 
 
 def test_tag_and_type_filters_combine(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(
+    apply_as_worker(
+        store,
         user.id,
         [article("a", tags=("x",), type="tech"), article("b", tags=("x",), type="idea")],
         [],
@@ -147,13 +153,13 @@ def test_tag_and_type_filters_combine(store: PeeweeStore, user: UserRecord) -> N
 
 
 def test_filtered_articles_carry_all_their_tags(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("x/y", "b", "x"))], [], T0)
+    apply_as_worker(store, user.id, [article("a", tags=("x/y", "b", "x"))], [], T0)
     listed = store.published_articles("alice", tag="x/y")
     assert listed is not None and listed[0].tags == ("b", "x", "x/y")
 
 
 def test_article_json_has_exactly_the_contract_keys(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("z", "a/b"), body="# Hi")], [], T0)
+    apply_as_worker(store, user.id, [article("a", tags=("z", "a/b"), body="# Hi")], [], T0)
     view = store.published_article("alice", "a")
     assert view is not None
 
@@ -174,7 +180,7 @@ def test_article_json_has_exactly_the_contract_keys(store: PeeweeStore, user: Us
 def test_listing_costs_two_statements_whatever_the_count(
     store: PeeweeStore, user: UserRecord, count: int
 ) -> None:
-    store.apply(user.id, [article(f"a{i}", tags=("t", f"t/{i}")) for i in range(count)], [], T0)
+    apply_as_worker(store, user.id, [article(f"a{i}", tags=("t", f"t/{i}")) for i in range(count)], [], T0)
 
     with count_statements(store.db) as seen:
         listed = store.published_articles("alice", tag="t")
@@ -189,7 +195,7 @@ def test_a_page_costs_two_statements_whatever_the_count(
 ) -> None:
     for start in range(0, count, 50):  # one apply of 150 tagged articles overflows SQLite's parser
         batch = range(start, min(start + 50, count))
-        store.apply(user.id, [article(f"a{i:03}", tags=("t", f"t/{i}")) for i in batch], [], T0)
+        apply_as_worker(store, user.id, [article(f"a{i:03}", tags=("t", f"t/{i}")) for i in batch], [], T0)
     first = store.published_page("alice", limit=20, tag="t")
     assert first is not None and first.next_key is not None
 
@@ -201,14 +207,14 @@ def test_a_page_costs_two_statements_whatever_the_count(
 
 
 def test_pages_carry_no_bodies(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", body="x" * 10_000)], [], T0)
+    apply_as_worker(store, user.id, [article("a", body="x" * 10_000)], [], T0)
     page = store.published_page("alice", limit=5)
     assert page is not None and page.next_key is None
     assert (page.articles[0].content, page.articles[0].content_html) == ("", "")
 
 
 def test_one_article_costs_two_statements(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("t",))], [], T0)
+    apply_as_worker(store, user.id, [article("a", tags=("t",))], [], T0)
     with count_statements(store.db) as seen:
         assert store.published_article("alice", "a") is not None
     assert seen.count == 2

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from function.store.facade import PeeweeStore
-from function.store.reconcile import tags_hash
 from function.store.records import UserRecord
-from tests.kit.builders import T0, article, at, moved
+from function.store.write_plan import tags_hash
+from tests.kit.builders import T0, apply_as_worker, article, at, moved
 from tests.kit.statements import count_statements
 
 
@@ -24,7 +24,7 @@ def tags_of(store: PeeweeStore, user_name: str, slug: str) -> tuple[str, ...] | 
 
 
 def test_new_article_gets_created_updated_and_published_at_now(store: PeeweeStore, user: UserRecord) -> None:
-    result = store.apply(user.id, [article("hello")], [], T0)
+    result = apply_as_worker(store, user.id, [article("hello")], [], T0)
 
     stored = store.load_index(user.id)["hello"]
     assert (result.written, result.unchanged, result.archived) == (1, 0, 0)
@@ -34,26 +34,26 @@ def test_new_article_gets_created_updated_and_published_at_now(store: PeeweeStor
 
 
 def test_timestamps_keep_microseconds(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a")], [], at(0.000001))
+    apply_as_worker(store, user.id, [article("a")], [], at(0.000001))
     assert store.load_index(user.id)["a"].updated_at == at(0.000001)
 
 
 def test_aware_now_is_stored_as_naive_utc(store: PeeweeStore, user: UserRecord) -> None:
     tokyo = timezone(timedelta(hours=9))
-    store.apply(user.id, [article("a")], [], T0.replace(tzinfo=UTC).astimezone(tokyo))
+    apply_as_worker(store, user.id, [article("a")], [], T0.replace(tzinfo=UTC).astimezone(tokyo))
     assert store.load_index(user.id)["a"].created_at == T0
 
 
 def test_draft_has_no_published_at(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("draft", publish=False)], [], T0)
+    apply_as_worker(store, user.id, [article("draft", publish=False)], [], T0)
     assert store.load_index(user.id)["draft"].published_at is None
 
 
 def test_same_content_under_new_blob_keeps_updated_at(store: PeeweeStore, user: UserRecord) -> None:
     first = article("a")
-    store.apply(user.id, [first], [], T0)
+    apply_as_worker(store, user.id, [first], [], T0)
 
-    result = store.apply(user.id, [moved(first, blob_sha="f" * 40)], [], at(60))
+    result = apply_as_worker(store, user.id, [moved(first, blob_sha="f" * 40)], [], at(60))
 
     stored = store.load_index(user.id)["a"]
     assert (result.written, result.unchanged) == (0, 1)
@@ -62,9 +62,9 @@ def test_same_content_under_new_blob_keeps_updated_at(store: PeeweeStore, user: 
 
 
 def test_changed_content_moves_updated_at_and_keeps_created_at(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", body="v1")], [], T0)
+    apply_as_worker(store, user.id, [article("a", body="v1")], [], T0)
 
-    result = store.apply(user.id, [article("a", body="v2")], [], at(60))
+    result = apply_as_worker(store, user.id, [article("a", body="v2")], [], at(60))
 
     stored = store.load_index(user.id)["a"]
     assert result.written == 1
@@ -75,29 +75,29 @@ def test_changed_content_moves_updated_at_and_keeps_created_at(store: PeeweeStor
 
 
 def test_metadata_change_moves_updated_at(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", title="Old")], [], T0)
-    store.apply(user.id, [article("a", title="New")], [], at(5))
+    apply_as_worker(store, user.id, [article("a", title="Old")], [], T0)
+    apply_as_worker(store, user.id, [article("a", title="New")], [], at(5))
     assert store.load_index(user.id)["a"].updated_at == at(5)
 
 
 def test_published_at_is_set_on_first_publish(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", publish=False)], [], T0)
-    store.apply(user.id, [article("a", publish=True)], [], at(10))
+    apply_as_worker(store, user.id, [article("a", publish=False)], [], T0)
+    apply_as_worker(store, user.id, [article("a", publish=True)], [], at(10))
     assert store.load_index(user.id)["a"].published_at == at(10)
 
 
 def test_published_at_is_kept_after_unpublish_and_republish(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", publish=True)], [], T0)
-    store.apply(user.id, [article("a", publish=False)], [], at(10))
+    apply_as_worker(store, user.id, [article("a", publish=True)], [], T0)
+    apply_as_worker(store, user.id, [article("a", publish=False)], [], at(10))
     assert store.load_index(user.id)["a"].published_at == T0
-    store.apply(user.id, [article("a", publish=True, body="again")], [], at(20))
+    apply_as_worker(store, user.id, [article("a", publish=True, body="again")], [], at(20))
     assert store.load_index(user.id)["a"].published_at == T0
 
 
 def test_archive_hides_but_keeps_the_article(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a"), article("b")], [], T0)
+    apply_as_worker(store, user.id, [article("a"), article("b")], [], T0)
 
-    result = store.apply(user.id, [], ["b"], at(30))
+    result = apply_as_worker(store, user.id, [], ["b"], at(30))
 
     stored = store.load_index(user.id)["b"]
     assert result.archived == 1
@@ -109,17 +109,17 @@ def test_archive_hides_but_keeps_the_article(store: PeeweeStore, user: UserRecor
 
 
 def test_archiving_twice_counts_once(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a")], [], T0)
-    assert store.apply(user.id, [], ["a"], at(1)).archived == 1
-    assert store.apply(user.id, [], ["a", "never-existed"], at(2)).archived == 0
+    apply_as_worker(store, user.id, [article("a")], [], T0)
+    assert apply_as_worker(store, user.id, [], ["a"], at(1)).archived == 1
+    assert apply_as_worker(store, user.id, [], ["a", "never-existed"], at(2)).archived == 0
 
 
 def test_a_file_that_comes_back_is_unarchived(store: PeeweeStore, user: UserRecord) -> None:
     parsed = article("a")
-    store.apply(user.id, [parsed], [], T0)
-    store.apply(user.id, [], ["a"], at(10))
+    apply_as_worker(store, user.id, [parsed], [], T0)
+    apply_as_worker(store, user.id, [], ["a"], at(10))
 
-    result = store.apply(user.id, [parsed], [], at(20))
+    result = apply_as_worker(store, user.id, [parsed], [], at(20))
 
     stored = store.load_index(user.id)["a"]
     assert result.written == 1
@@ -129,55 +129,56 @@ def test_a_file_that_comes_back_is_unarchived(store: PeeweeStore, user: UserReco
 
 
 def test_a_given_slug_is_never_archived_in_the_same_apply(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", body="v2")], ["a"], T0)
+    apply_as_worker(store, user.id, [article("a", body="v2")], ["a"], T0)
     assert store.load_index(user.id)["a"].archived is False
 
 
 def test_tags_are_replaced_when_the_article_changes(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("x", "y"))], [], T0)
-    store.apply(user.id, [article("a", tags=("y", "z/w"))], [], at(1))
+    apply_as_worker(store, user.id, [article("a", tags=("x", "y"))], [], T0)
+    apply_as_worker(store, user.id, [article("a", tags=("y", "z/w"))], [], at(1))
     assert tags_of(store, "alice", "a") == ("y", "z/w")
 
 
 def test_tags_of_an_unchanged_article_stay(store: PeeweeStore, user: UserRecord) -> None:
     parsed = article("a", tags=("x", "y"))
-    store.apply(user.id, [parsed], [], T0)
-    store.apply(user.id, [moved(parsed, blob_sha="e" * 40), article("b", tags=("x",))], [], at(1))
+    apply_as_worker(store, user.id, [parsed], [], T0)
+    apply_as_worker(store, user.id, [moved(parsed, blob_sha="e" * 40), article("b", tags=("x",))], [], at(1))
     assert tags_of(store, "alice", "a") == ("x", "y")
     assert tags_of(store, "alice", "b") == ("x",)
 
 
 def test_all_tags_can_be_removed(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("a", tags=("x",))], [], T0)
-    store.apply(user.id, [article("a", tags=())], [], at(1))
+    apply_as_worker(store, user.id, [article("a", tags=("x",))], [], T0)
+    apply_as_worker(store, user.id, [article("a", tags=())], [], at(1))
     assert tags_of(store, "alice", "a") == ()
 
 
 def test_slugs_differing_in_case_are_two_articles(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("Foo", body="upper"), article("foo", body="lower")], [], T0)
+    apply_as_worker(store, user.id, [article("Foo", body="upper"), article("foo", body="lower")], [], T0)
     assert set(store.load_index(user.id)) == {"Foo", "foo"}
     upper = store.published_article("alice", "Foo")
     assert upper is not None and upper.content == "upper"
 
 
 def test_nothing_to_write_sends_no_statement(store: PeeweeStore, user: UserRecord) -> None:
+    index = store.load_index(user.id)
     with count_statements(store.db) as seen:
-        result = store.apply(user.id, [], [], T0)
+        result = store.apply(user.id, [], [], T0, index=index)
     assert seen.count == 0
     assert (result.written, result.unchanged, result.archived) == (0, 0, 0)
 
 
 def test_duplicate_slugs_are_refused(store: PeeweeStore, user: UserRecord) -> None:
     with pytest.raises(ValueError, match="same slug"):
-        store.apply(user.id, [article("a"), article("a", body="other")], [], T0)
+        apply_as_worker(store, user.id, [article("a"), article("a", body="other")], [], T0)
     assert store.load_index(user.id) == {}
 
 
 def test_users_do_not_see_each_others_articles(store: PeeweeStore, user: UserRecord) -> None:
     bob = store.add_user("bob", "bob@example.com", 202)
-    store.apply(user.id, [article("a")], [], T0)
-    store.apply(bob.id, [article("a", body="bob's"), article("b")], [], T0)
-    store.apply(bob.id, [], ["a"], at(1))
+    apply_as_worker(store, user.id, [article("a")], [], T0)
+    apply_as_worker(store, bob.id, [article("a", body="bob's"), article("b")], [], T0)
+    apply_as_worker(store, bob.id, [], ["a"], at(1))
 
     assert set(store.load_index(user.id)) == {"a"}
     assert store.load_index(user.id)["a"].archived is False
@@ -186,7 +187,7 @@ def test_users_do_not_see_each_others_articles(store: PeeweeStore, user: UserRec
 
 
 def test_load_index_is_one_select_without_content(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article(f"a{i}") for i in range(25)], [], T0)
+    apply_as_worker(store, user.id, [article(f"a{i}") for i in range(25)], [], T0)
 
     with count_statements(store.db) as seen:
         index = store.load_index(user.id)
@@ -199,8 +200,8 @@ def test_load_index_is_one_select_without_content(store: PeeweeStore, user: User
 
 def test_updated_at_order_survives_subsecond_updates(store: PeeweeStore, user: UserRecord) -> None:
     # DATETIME without a fraction would make these two updates look simultaneous.
-    store.apply(user.id, [article("a", body="1")], [], datetime(2026, 1, 1, 0, 0, 0, 100))
-    store.apply(user.id, [article("a", body="2")], [], datetime(2026, 1, 1, 0, 0, 0, 900))
+    apply_as_worker(store, user.id, [article("a", body="1")], [], datetime(2026, 1, 1, 0, 0, 0, 100))
+    apply_as_worker(store, user.id, [article("a", body="2")], [], datetime(2026, 1, 1, 0, 0, 0, 900))
     assert store.load_index(user.id)["a"].updated_at.microsecond == 900
 
 
@@ -209,8 +210,8 @@ def test_load_index_reads_back_every_field_as_written(store: PeeweeStore, user: 
     # a path holding the separator, an unset published_at, a whole second and an archived flag included.
     whole_second = datetime(2026, 3, 1, 9, 30, 15)
     draft = article("draft", publish=False, tags=("b", "a"), path="articles/odd\tname.md")
-    store.apply(user.id, [draft, article("gone")], [], whole_second)
-    store.apply(user.id, [], ["gone"], at(1))
+    apply_as_worker(store, user.id, [draft, article("gone")], [], whole_second)
+    apply_as_worker(store, user.id, [], ["gone"], at(1))
 
     index = store.load_index(user.id)
 

@@ -10,6 +10,7 @@ from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import create_tables, schema_differences
 from tests.kit.builders import T0 as _T0
+from tests.kit.builders import apply_as_worker
 from tests.kit.builders import article as _article
 from tests.kit.cli import run_cli
 
@@ -29,7 +30,7 @@ def test_a_nullable_column_a_newer_version_reads_is_added_keeping_the_rows(db_ur
         create_tables(db)
         store = PeeweeStore(db)
         user = store.add_user("old", "o@example.com", None, None)
-        store.apply(user.id, [_article("kept")], [], _T0)
+        apply_as_worker(store, user.id, [_article("kept")], [], _T0)
         db.execute_sql("ALTER TABLE articles DROP COLUMN emoji")
         assert schema_differences(db) == ["articles.emoji is missing"]
         # WHEN init-db runs THEN the column is there and the row is served, emoji null
@@ -37,6 +38,44 @@ def test_a_nullable_column_a_newer_version_reads_is_added_keeping_the_rows(db_ur
         assert schema_differences(db) == []
         views = store.published_articles("old")
         assert views is not None and [(v.slug, v.emoji) for v in views] == [("kept", None)]
+    db.close()
+
+
+def test_the_retryable_column_is_added_and_old_records_keep_what_their_text_said(db_url: str) -> None:
+    # GIVEN a deliveries table made before the retryable column, whose records said it in their text
+    db = open_database(db_url)
+    with connection(db):
+        create_tables(db)
+        store = PeeweeStore(db)
+        for delivery_id, error in (
+            ("transient", "articles/a.md: GitHub answered 502 [retryable]; articles/b.md: bad YAML"),
+            ("broken", "articles/b.md: bad YAML"),
+            ("clean", None),
+        ):
+            store.start_delivery(delivery_id, "push", 1, "octo/blog", _T0, _T0)
+            outcome = "failed" if error and "[retryable]" in error else "partial" if error else "success"
+            store.finish_delivery(
+                delivery_id,
+                head_sha="h1",
+                processed=2,
+                succeeded=1,
+                failed=1,
+                archived=0,
+                outcome=outcome,
+                error=error,
+                now=_T0,
+            )
+        db.execute_sql("ALTER TABLE deliveries DROP COLUMN retryable")
+        assert schema_differences(db) == ["deliveries.retryable is missing"]
+
+        # WHEN init-db runs
+        create_tables(db)
+
+        # THEN the column is there, and each old record means what its text meant
+        assert schema_differences(db) == []
+        records = {d: store.get_delivery(d) for d in ("transient", "broken", "clean")}
+        retryable = {d: r.retryable for d, r in records.items() if r is not None}
+        assert retryable == {"transient": True, "broken": False, "clean": False}
     db.close()
 
 

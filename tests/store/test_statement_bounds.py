@@ -11,7 +11,7 @@ from function.articles.parsed import ParsedArticle
 from function.store.bounds import MAX_TERMS, StatementLimits, groups, limits_of, sqlite_limits
 from function.store.facade import PeeweeStore
 from function.store.records import RememberedFailure
-from tests.kit.builders import T0, article, at
+from tests.kit.builders import T0, apply_as_worker, article, at
 from tests.kit.statements import count_statements
 
 
@@ -30,7 +30,7 @@ def test_a_tag_set_per_article_is_written_and_read_back(store: PeeweeStore) -> N
     first = own_tag_sets(1200)
 
     # WHEN they are written, then every tag set changes
-    store.apply(user.id, first, [], T0)
+    apply_as_worker(store, user.id, first, [], T0)
     changed = own_tag_sets(1200, version=1, body="edited")
     with count_statements(store.db) as seen:
         result = store.apply(user.id, changed, [], at(1), index=store.load_index(user.id))
@@ -63,9 +63,9 @@ def test_chunking_follows_the_parameter_limit_sqlite_reports(sqlite_url: str) ->
 
         # WHEN 300 articles with tag sets of their own are written, retagged, half archived, read,
         with count_statements(db) as seen:
-            store.apply(user.id, own_tag_sets(300), [], T0)
-            store.apply(user.id, own_tag_sets(150, version=1, body="edited"), [], at(1))
-            result = store.apply(user.id, [], [f"a{i:05}" for i in range(150, 300)], at(2))
+            apply_as_worker(store, user.id, own_tag_sets(300), [], T0)
+            apply_as_worker(store, user.id, own_tag_sets(150, version=1, body="edited"), [], at(1))
+            result = apply_as_worker(store, user.id, [], [f"a{i:05}" for i in range(150, 300)], at(2))
             served = store.published_articles("alice") or []
 
             # ... and 300 files that failed to parse are remembered, then 250 of them forgotten

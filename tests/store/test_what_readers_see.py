@@ -10,7 +10,7 @@ import pytest
 
 from function.store.facade import PeeweeStore
 from function.store.records import ApplyResult, UserRecord
-from tests.kit.builders import T0, article, at, moved
+from tests.kit.builders import T0, apply_as_worker, article, at, moved
 
 
 @pytest.fixture
@@ -22,21 +22,19 @@ def seen(result: ApplyResult) -> tuple[tuple[str, ...], tuple[str, ...], tuple[s
     return result.published, result.updated, result.unpublished
 
 
-@pytest.mark.parametrize("with_index", [True, False])
 def test_a_new_published_article_is_published_and_a_new_draft_is_nothing(
-    store: PeeweeStore, user: UserRecord, with_index: bool
+    store: PeeweeStore, user: UserRecord
 ) -> None:
-    index = store.load_index(user.id) if with_index else None
+    index = store.load_index(user.id)
     result = store.apply(user.id, [article("hello"), article("draft", publish=False)], [], T0, index=index)
     assert seen(result) == (("hello",), (), ())
 
 
-@pytest.mark.parametrize("with_index", [True, False])
 def test_an_edited_article_is_updated_and_an_unchanged_one_is_not(
-    store: PeeweeStore, user: UserRecord, with_index: bool
+    store: PeeweeStore, user: UserRecord
 ) -> None:
-    store.apply(user.id, [article("edited"), article("same")], [], T0)
-    index = store.load_index(user.id) if with_index else None
+    apply_as_worker(store, user.id, [article("edited"), article("same")], [], T0)
+    index = store.load_index(user.id)
 
     result = store.apply(
         user.id,
@@ -49,12 +47,9 @@ def test_an_edited_article_is_updated_and_an_unchanged_one_is_not(
     assert seen(result) == ((), ("edited",), ())
 
 
-@pytest.mark.parametrize("with_index", [True, False])
-def test_publishing_a_draft_and_unpublishing_an_article(
-    store: PeeweeStore, user: UserRecord, with_index: bool
-) -> None:
-    store.apply(user.id, [article("was-draft", publish=False), article("was-live")], [], T0)
-    index = store.load_index(user.id) if with_index else None
+def test_publishing_a_draft_and_unpublishing_an_article(store: PeeweeStore, user: UserRecord) -> None:
+    apply_as_worker(store, user.id, [article("was-draft", publish=False), article("was-live")], [], T0)
+    index = store.load_index(user.id)
 
     result = store.apply(
         user.id,
@@ -68,8 +63,8 @@ def test_publishing_a_draft_and_unpublishing_an_article(
 
 
 def test_editing_a_draft_changes_nothing_readers_see(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("draft", publish=False)], [], T0)
-    result = store.apply(user.id, [article("draft", publish=False, body="More.")], [], at(60))
+    apply_as_worker(store, user.id, [article("draft", publish=False)], [], T0)
+    result = apply_as_worker(store, user.id, [article("draft", publish=False, body="More.")], [], at(60))
     assert result.written == 1
     assert seen(result) == ((), (), ())
 
@@ -77,7 +72,9 @@ def test_editing_a_draft_changes_nothing_readers_see(store: PeeweeStore, user: U
 def test_archiving_a_published_article_unpublishes_it_but_a_draft_is_nothing(
     store: PeeweeStore, user: UserRecord
 ) -> None:
-    store.apply(user.id, [article("live"), article("draft", publish=False), article("kept")], [], T0)
+    apply_as_worker(
+        store, user.id, [article("live"), article("draft", publish=False), article("kept")], [], T0
+    )
     index = store.load_index(user.id)
 
     result = store.apply(user.id, [article("kept")], ["live", "draft"], at(60), index=index)
@@ -88,13 +85,13 @@ def test_archiving_a_published_article_unpublishes_it_but_a_draft_is_nothing(
 
 def test_an_article_scheduled_for_later_is_not_published_yet(store: PeeweeStore, user: UserRecord) -> None:
     later = replace(article("soon"), published_at=T0 + timedelta(days=1))
-    result = store.apply(user.id, [later], [], T0)
+    result = apply_as_worker(store, user.id, [later], [], T0)
     assert result.written == 1
     assert seen(result) == ((), (), ())
 
 
 def test_an_archived_article_that_comes_back_is_published(store: PeeweeStore, user: UserRecord) -> None:
-    store.apply(user.id, [article("back"), article("other")], [], T0)
+    apply_as_worker(store, user.id, [article("back"), article("other")], [], T0)
     store.apply(user.id, [article("other")], ["back"], at(10), index=store.load_index(user.id))
 
     result = store.apply(user.id, [article("back")], [], at(20), index=store.load_index(user.id))

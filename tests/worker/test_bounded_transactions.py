@@ -35,7 +35,7 @@ class RecordingStore:
         archive_slugs: Sequence[str],
         now: datetime,
         *,
-        index: Mapping[str, Any] | None = None,
+        index: Mapping[str, Any],
     ) -> Any:
         self.batches.append(list(articles))
         if len(self.batches) == self._fail_on:
@@ -114,7 +114,7 @@ class ArchiveRecordingStore(RecordingStore):
         archive_slugs: Sequence[str],
         now: datetime,
         *,
-        index: Mapping[str, Any] | None = None,
+        index: Mapping[str, Any],
     ) -> Any:
         self.archived.append(list(archive_slugs))
         return super().apply(user_id, articles, archive_slugs, now, index=index)

@@ -15,8 +15,9 @@ from function.observability.logs import JsonFormatter
 from function.services import Services
 from function.settings import Settings
 from tests.kit.blog_fixtures import USER, Blog
-from tests.kit.deliveries import github_headers, push_payload
+from tests.kit.deliveries import delivery_uuid, github_headers, push_payload
 from tests.kit.github_fixtures import INSTALLATION_ID, REPO
+from tests.kit.github_standin import account_id_of
 
 
 def installation_payload(action: str, installation_id: int, login: str) -> dict[str, Any]:
@@ -25,7 +26,7 @@ def installation_payload(action: str, installation_id: int, login: str) -> dict[
         "action": action,
         "installation": {
             "id": installation_id,
-            "account": {"login": login, "id": 583231, "type": "User"},
+            "account": {"login": login, "id": account_id_of(login), "type": "User"},
             "repository_selection": "selected",
             "app_id": 12345,
             "target_type": "User",
@@ -176,7 +177,11 @@ def test_in_lambda_mode_the_accept_path_forwards_without_touching_the_database(
 
     assert answer.status_code == 202
     [queued] = [json.loads(p) for p in invoker.payloads]
-    assert (queued["kind"], queued["event"], queued["delivery"]) == ("github-webhook", "installation", "i-9")
+    assert (queued["kind"], queued["event"], queued["delivery"]) == (
+        "github-webhook",
+        "installation",
+        delivery_uuid("i-9"),
+    )
 
 
 def test_in_lambda_mode_the_forwarded_event_is_applied_through_the_pass_through(blog: Blog) -> None:
@@ -217,10 +222,10 @@ def test_an_unknown_installation_on_a_push_logs_the_exact_fix(
     [record] = [r for r in caplog.records if r.getMessage() == "Unknown installation"]
     line = json.loads(JsonFormatter().format(record))
     assert line["fix"] == "blog-api users set-installation --name <user> --installation-id 999"
-    assert line["delivery"] == "p-1"
+    assert line["delivery"] == delivery_uuid("p-1")
     # and `blog-api deliveries` shows the failure with the same fix
     with blog.store() as store:
-        [recorded] = [d for d in store.recent_deliveries(10) if d.delivery_id == "p-1"]
+        [recorded] = [d for d in store.recent_deliveries(10) if d.delivery_id == delivery_uuid("p-1")]
     assert recorded.outcome == "failed" and recorded.installation_id == 999
     assert recorded.error is not None and line["fix"] in recorded.error
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from tests.kit.blog_fixtures import USER, Blog, article
-from tests.kit.deliveries import github_headers, push_payload
+from tests.kit.deliveries import delivery_uuid, github_headers, push_payload
 from tests.kit.github_fixtures import INSTALLATION_ID, REPO
 
 BLOG_ID = 186853002  # the repository id in the recorded push (tests/fixtures/github/push)
@@ -52,7 +52,7 @@ def test_a_push_from_another_repository_of_the_installation_changes_nothing(blog
     assert sorted(a["title"] for a in blog.articles()) == ["Hello", "Second"]
     assert followed(blog) == (REPO, BLOG_ID)
     assert [r.path for r in blog.github.requests if OTHER in r.path] == []  # not even read
-    skipped = recorded(blog, "d-2")
+    skipped = recorded(blog, delivery_uuid("d-2"))
     assert skipped.outcome == "skipped" and OTHER in skipped.error
 
 
@@ -69,16 +69,24 @@ def test_a_repository_with_the_same_name_but_another_id_is_another_repository(bl
     assert [a["title"] for a in blog.articles()] == ["Hello"]
 
 
-def test_a_user_without_a_repository_is_pinned_by_the_first_push(blog: Blog) -> None:
+def test_a_push_for_a_user_who_named_no_repository_pins_nothing(blog: Blog) -> None:
+    # GIVEN a user added without --repository, on an App that sees every repository of the account
     with blog.store() as store:
         store.set_repository(USER, None)
-    blog.commit({"articles/hello.md": article("Hello")})
-
-    assert push_from(blog, REPO, BLOG_ID, "d-1").get_json()["status"] == "processed"
     blog.github.add_repo(OTHER)
     blog.github.set_files({"articles/hello.md": article("pwned")}, repo=OTHER)
-    assert push_from(blog, OTHER, OTHER_ID, "d-2").get_json()["reason"] == "other repository"
-
+    # WHEN any repository pushes first
+    answer = push_from(blog, OTHER, OTHER_ID, "d-1").get_json()
+    # THEN it is skipped, saying how to name the repository, and becomes nobody's blog
+    assert answer["reason"] == "other repository"
+    assert "users set-repository" in recorded(blog, delivery_uuid("d-1")).error
+    assert followed(blog) == (None, None)
+    assert blog.articles() == []
+    # and once the repository is named, its pushes sync
+    with blog.store() as store:
+        store.set_repository(USER, REPO)
+    blog.commit({"articles/hello.md": article("Hello")})
+    assert push_from(blog, REPO, BLOG_ID, "d-2").get_json()["status"] == "processed"
     assert followed(blog) == (REPO, BLOG_ID)
     assert [a["title"] for a in blog.articles()] == ["Hello"]
 

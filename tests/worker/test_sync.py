@@ -7,6 +7,7 @@ import pytest
 from function.errors import PassThroughFailed
 from tests.kit.answers import contract_counts
 from tests.kit.blog_fixtures import Blog, article
+from tests.kit.deliveries import delivery_uuid
 from tests.kit.statements import count_statements
 
 
@@ -140,7 +141,7 @@ def test_a_file_that_fails_to_parse_fails_alone_and_keeps_its_row(blog: Blog) ->
     titles = {a["slug"]: a["title"] for a in blog.articles()}
     assert titles == {"a": "A", "b": "B2"}  # a is left as it was, not blanked
     with blog.store() as store:
-        record = store.get_delivery("2")
+        record = store.get_delivery(delivery_uuid("2"))
     assert record is not None and record.outcome == "partial" and "articles/a.md" in (record.error or "")
 
 
@@ -223,6 +224,6 @@ def test_tampered_envelope_writes_nothing(blog: Blog) -> None:
     result = dispatch(app, envelope, None)
     assert result["statusCode"] == 401
     with blog.store() as store:
-        assert store.get_delivery("evil") is None
+        assert store.get_delivery(delivery_uuid("evil")) is None
         user = store.get_user("alice")
         assert user is not None and store.load_index(user.id) == {}

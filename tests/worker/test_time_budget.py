@@ -22,7 +22,7 @@ from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.sync import RETRYABLE_MARK, Worker
 from tests.kit.blog_fixtures import USER, Blog, article
-from tests.kit.deliveries import github_headers
+from tests.kit.deliveries import delivery_uuid, github_headers
 from tests.kit.github_fixtures import INSTALLATION_ID, REPO
 from tests.worker.test_bounded_transactions import RecordingStore
 
@@ -88,6 +88,7 @@ def test_a_deadline_after_the_first_chunk_keeps_it_and_the_retry_reads_the_rest(
     assert record is not None and record.outcome == "failed"
     assert record.error is not None and "6 files left for the next run" in record.error
     assert RETRYABLE_MARK in record.error and "articles/a09.md" in record.error
+    assert record.retryable  # what a replay of this head is judged by
     [line] = [r for r in caplog.records if r.getMessage().startswith("Time budget reached")]
     assert line.left == 6 and "articles/a04.md" in line.left_paths  # type: ignore[attr-defined]
 
@@ -125,7 +126,7 @@ def test_through_the_handler_a_spent_budget_answers_5xx_and_the_retry_finishes(b
     with pytest.raises(PassThroughFailed, match=r"503.*3 changed files left"):
         dispatch(app, event, Context(5_000))  # 5 s left: under the 15 s commit margin
     with blog.store() as store:
-        record = store.get_delivery("d-ctx")
+        record = store.get_delivery(delivery_uuid("d-ctx"))
     assert record is not None and record.outcome == "failed" and "3 files left" in (record.error or "")
     assert blog.articles() == []
 

@@ -68,6 +68,7 @@ class DeliveryLog(Protocol):
         now: datetime,
         written: int | None = None,
         unchanged: int | None = None,
+        retryable: bool = False,
     ) -> None: ...
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from function.store.records import Outcome
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.sync.ports import DeliveryLog
@@ -16,7 +17,8 @@ from function.worker.sync.summary import LEFT_PATHS_SHOWN, FileFailure, SyncSumm
 
 Clock = Callable[[], datetime]
 
-# Marks a failure in the delivery record that may pass on retry; a replay of that head syncs again.
+# Marks, for operators reading the record's error text, a failure that may pass on retry. The record's
+# ``retryable`` column says it for the code (a replay of that head syncs again).
 RETRYABLE_MARK = "[retryable]"
 
 
@@ -51,13 +53,14 @@ class DeliveryRecorder:
             now=self._clock(),
             written=summary.written,
             unchanged=summary.unchanged,
+            retryable=summary.head_retryable,
         )
 
     def finish_failed(self, delivery: DeliveryInfo, error: str) -> None:
-        self.finish_empty(delivery, "failed", error)
+        self.finish_empty(delivery, Outcome.FAILED, error)
 
     def finish_empty(
-        self, delivery: DeliveryInfo, outcome: str, error: str | None, head_sha: str | None = None
+        self, delivery: DeliveryInfo, outcome: Outcome, error: str | None, head_sha: str | None = None
     ) -> None:
         """Record a delivery that ended before any article was read: every count zero."""
         self._deliveries.finish_delivery(

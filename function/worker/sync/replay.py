@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 
-from function.store.records import DeliveryRecord, UserRecord
+from function.store.records import DeliveryRecord, Outcome, UserRecord
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.sync.ports import DeliveryLog
-from function.worker.sync.records import RETRYABLE_MARK, DeliveryRecorder
+from function.worker.sync.records import DeliveryRecorder
 from function.worker.sync.summary import SyncSummary
 
 log = logging.getLogger(__name__)
@@ -24,12 +24,13 @@ def same_name(a: str, b: str) -> bool:
     return a.casefold() == b.casefold()
 
 
-def follows(user: UserRecord, push: PushRef) -> bool:
+def follows(user: UserRecord, push: PushRef, *, first_push_pins: bool = False) -> bool:
     """Whether the push comes from the repository the user's blog follows: by GitHub's id once both
     sides know it (a deleted repository's name can be reused), else by name. A user who follows no
-    repository yet follows the first one that pushes (and it is pinned)."""
+    repository yet follows none: on GitHub, any repository the App can see would otherwise become the
+    blog's by pushing first (``first_push_pins`` allows it for a local folder, which has only one)."""
     if user.repository is None:
-        return True
+        return first_push_pins
     if user.repository_id is not None and push.repository_id is not None:
         return bool(user.repository_id == push.repository_id)
     return same_name(user.repository, push.repository)
@@ -38,7 +39,7 @@ def follows(user: UserRecord, push: PushRef) -> bool:
 def is_complete(record: DeliveryRecord | None) -> bool:
     """Whether a delivery's record says it is done: a success, or partial (only broken files failed).
     A failed one runs again."""
-    return record is not None and record.outcome in ("success", "partial")
+    return record is not None and record.outcome.complete
 
 
 class Replays:
@@ -51,7 +52,11 @@ class Replays:
     def skip_other_repository(self, user: UserRecord, delivery: DeliveryInfo, push: PushRef) -> SyncSummary:
         """A push from a repository the user's blog does not follow: an App installed on "All
         repositories" receives every repository's pushes. Nothing is read or written but the record."""
-        followed = f"{user.repository} (id {user.repository_id or 'not seen yet'})"
+        followed = (
+            f"{user.repository} (id {user.repository_id or 'not seen yet'})"
+            if user.repository
+            else f"no repository: blog-api users set-repository --name {user.name} --repository owner/name"
+        )
         pushed = f"{push.repository} (id {push.repository_id or 'unknown'})"
         log.info(
             "Push from another repository skipped",
@@ -59,7 +64,7 @@ class Replays:
         )
         self._recorder.start(delivery, push)
         self._recorder.finish_empty(
-            delivery, "skipped", f"{OTHER_REPOSITORY}: {pushed}; the blog follows {followed}"[:2000]
+            delivery, Outcome.SKIPPED, f"{OTHER_REPOSITORY}: {pushed}; the blog follows {followed}"[:2000]
         )
         return SyncSummary(skipped_reason=OTHER_REPOSITORY)
 
@@ -75,12 +80,12 @@ class Replays:
             return None
         if last.delivery_id == delivery.delivery_id:
             return None
-        if RETRYABLE_MARK in (last.error or ""):
+        if last.retryable:
             # A file failed for a reason that may pass, or the listing was truncated: syncing this
             # head again can still change something.
             return None
         self._recorder.start(delivery, push)
-        self._recorder.finish_empty(delivery, "skipped", None, head_sha=last.head_sha)
+        self._recorder.finish_empty(delivery, Outcome.SKIPPED, None, head_sha=last.head_sha)
         log.info(
             "Head already synced",
             extra={

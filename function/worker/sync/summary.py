@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from function.store.book_records import BookChanges
+from function.store.records import Outcome
 from function.worker.changes import ReaderChanges
 
 log = logging.getLogger(__name__)
@@ -66,16 +67,22 @@ class SyncSummary:
         return max(self.succeeded - self.written, 0)
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> Outcome:
         """``partial``: some files are broken (they fail again until their blob changes), the delivery
         is complete all the same; ``failed``: some file may pass on a retry (GitHub 5xx, time-out)."""
         if self.skipped_reason:
-            return "skipped"
+            return Outcome.SKIPPED
         if self.left:
-            return "failed"
+            return Outcome.FAILED
         if not self.failures:
-            return "success"
-        return "failed" if self.retryable else "partial"
+            return Outcome.SUCCESS
+        return Outcome.FAILED if self.retryable else Outcome.PARTIAL
+
+    @property
+    def head_retryable(self) -> bool:
+        """Whether syncing this head again can still change something: a failure that may pass, files
+        left, or a truncated listing (nothing was archived). What the delivery record keeps."""
+        return self.retryable or not self.listing_complete
 
     def to_json(self) -> dict[str, Any]:
         if self.skipped_reason:

@@ -75,9 +75,12 @@ class Worker:
         chunk_max_files: int = READ_CHUNK_FILES,
         chunk_max_bytes: int = READ_CHUNK_BYTES,
         commit_margin_s: float = COMMIT_MARGIN_S,
+        # A local folder (make run) has one repository; on GitHub a push must come from the one named.
+        first_push_pins: bool = False,
     ) -> None:
         self._store = store
         self._source = source
+        self._first_push_pins = first_push_pins
         self._clock = clock
         self._lock_timeout_s = lock_timeout_s
         self._planner = Planner(
@@ -121,7 +124,7 @@ class Worker:
         with self._store.installation_user_locked(push.installation_id, self._lock_timeout_s) as user:
             if user is None:
                 self._unknown_installation(delivery, push)
-            if not follows(user, push):
+            if not follows(user, push, first_push_pins=self._first_push_pins):
                 return self._replays.skip_other_repository(user, delivery, push)
             replayed = self._replays.head_already_synced(delivery, push)
             if replayed is not None:
@@ -190,8 +193,8 @@ class Worker:
         """The delivery's work once its user's lock is held and the repository's read is on the way."""
         self._recorder.start(delivery, push)
         if user.repository is None or (user.repository_id is None and push.repository_id is not None):
-            # The first push pins the repository (a user added without one), or the first push from
-            # the named repository pins its id. Never a change: ``follows`` let only these through.
+            # The first push from the named repository pins its id (or, from a local folder only, the
+            # first push names it). Never a change: ``follows`` let only these through.
             self._store.pin_repository(user.id, user.repository or push.repository, push.repository_id)
         try:
             plan, first = reading.result()

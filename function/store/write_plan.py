@@ -1,0 +1,154 @@
+"""The write plan of one ``apply``: from the given articles and what is stored of them, the rows to upsert,
+the articles whose tags change, and what readers will see change. Pure: no database access.
+
+(The worker's ``ReadPlan``, which files to read, is another thing: ``function.worker.sync.plan``.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from function.articles.parsed import ParsedArticle
+from function.store.records import ApplyResult, StoredArticle
+
+
+@dataclass(frozen=True)
+class Existing:
+    slug: str
+    id: int
+    content_hash: str
+    published_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    archived: bool
+    tags_hash: str
+    publish: bool
+
+    @classmethod
+    def of(cls, stored: StoredArticle) -> Existing:
+        return cls(
+            stored.slug,
+            stored.id,
+            stored.content_hash,
+            stored.published_at,
+            stored.created_at,
+            stored.updated_at,
+            stored.archived,
+            stored.tags_hash,
+            stored.publish,
+        )
+
+
+def served(publish: bool, archived: bool, published_at: datetime | None, now: datetime) -> bool:
+    """Whether readers see an article so: published, live and not scheduled for later (the read
+    routes' rule)."""
+    return bool(publish) and not archived and published_at is not None and published_at <= now
+
+
+def served_before(stored: StoredArticle | Existing, now: datetime) -> bool:
+    return served(stored.publish, stored.archived, stored.published_at, now)
+
+
+class WritePlan:
+    """The rows to upsert and the articles whose tags must be rewritten, from what is stored."""
+
+    def __init__(
+        self, user_id: int, articles: Sequence[ParsedArticle], existing: dict[str, Existing], now: datetime
+    ) -> None:
+        self.existing = existing
+        self.rows: list[dict[str, Any]] = []
+        self.retag: list[ParsedArticle] = []
+        self.written = self.unchanged = 0
+        self.published: list[str] = []
+        self.updated: list[str] = []
+        self.unpublished: list[str] = []
+        for article in articles:
+            old = existing.get(article.slug)
+            same = old is not None and old.content_hash == article.content_hash and not old.archived
+            if same:
+                self.unchanged += 1
+            else:
+                self.written += 1
+            if (old is None and article.tags) or (
+                old is not None and old.tags_hash != tags_hash(article.tags)
+            ):
+                self.retag.append(article)
+            row = article_row(user_id, article, old, same, now)
+            self.rows.append(row)
+            self._note_what_readers_see(article.slug, old, row, same, now)
+
+    def _note_what_readers_see(
+        self, slug: str, old: Existing | None, row: dict[str, Any], same: bool, now: datetime
+    ) -> None:
+        was = old is not None and served_before(old, now)
+        now_served = served(row["publish"], False, row["published_at"], now)
+        if now_served and not was:
+            self.published.append(slug)
+        elif was and not now_served:
+            self.unpublished.append(slug)
+        elif was and not same:
+            self.updated.append(slug)
+
+    def result(self, *, archived: int, hidden: Sequence[str]) -> ApplyResult:
+        return ApplyResult(
+            written=self.written,
+            unchanged=self.unchanged,
+            archived=archived,
+            published=tuple(self.published),
+            updated=tuple(self.updated),
+            unpublished=(*self.unpublished, *hidden),
+        )
+
+
+def tags_hash(tags: Sequence[str]) -> str:
+    """A fingerprint of an article's tag set (order and duplicates do not matter)."""
+    return hashlib.sha256("\n".join(sorted(set(tags))).encode()).hexdigest()
+
+
+def article_row(
+    user_id: int, article: ParsedArticle, old: Existing | None, same: bool, now: datetime
+) -> dict[str, Any]:
+    if old is None:
+        created_at, updated_at = now, now
+    else:
+        created_at = old.created_at
+        updated_at = old.updated_at if same else now
+    return {
+        "user": user_id,
+        "slug": article.slug,
+        "path": article.path,
+        "blob_sha": article.blob_sha,
+        "title": article.title,
+        "type": article.type,
+        "description": article.description,
+        "thumbnail": article.thumbnail,
+        "emoji": article.emoji,
+        "content": article.content,
+        "content_html": article.content_html,
+        "toc": json.dumps([entry.as_json() for entry in article.toc], ensure_ascii=False),
+        "content_hash": article.content_hash,
+        "tags_hash": tags_hash(article.tags),
+        "publish": article.publish,
+        "archived": False,
+        "published_at": publication_time(article, old.published_at if old else None, now),
+        "archived_at": None,
+        "created_at": created_at,
+        "updated_at": updated_at,
+    }
+
+
+def publication_time(article: ParsedArticle, stored: datetime | None, now: datetime) -> datetime | None:
+    """The front matter's time always wins (also over a stored one); else a stored time is kept (even if
+    the article is unpublished later); else, once published, the slug's leading date or now."""
+    if article.published_at is not None:
+        return article.published_at
+    if stored is not None:
+        return stored
+    if article.publish:
+        return article.slug_date or now
+    return None
