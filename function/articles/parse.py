@@ -38,106 +38,40 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import unicodedata
 from datetime import datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import yaml
-
 from function.articles import front_matter, xml_chars
-from function.articles.ignored import is_ignored_name
+from function.articles.article_paths import MAX_SLUG_CHARS as MAX_SLUG_CHARS
+from function.articles.article_paths import is_article_path as is_article_path
+from function.articles.article_paths import slug_for_path as slug_for_path
+from function.articles.article_paths import slug_of as _slug
+from function.articles.front_matter_fields import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_EMOJI_CHARS,
+    MAX_THUMBNAIL_CHARS,
+    MAX_TITLE_CHARS,
+    MAX_TYPE_CHARS,
+)
+from function.articles.front_matter_fields import MAX_TAG_CHARS as MAX_TAG_CHARS
+from function.articles.front_matter_fields import MAX_TAGS as MAX_TAGS
+from function.articles.front_matter_fields import normalise_tag as normalise_tag
+from function.articles.front_matter_fields import tags_of as _tags
+from function.articles.front_matter_fields import text_field as _text_field
+from function.articles.front_matter_yaml import FASTEST_LOADER as _FASTEST_LOADER
+from function.articles.front_matter_yaml import MAX_FRONT_MATTER_CHARS as MAX_FRONT_MATTER_CHARS
+from function.articles.front_matter_yaml import YamlLoader as YamlLoader
+from function.articles.front_matter_yaml import split_front_matter as _split_front_matter
+from function.articles.front_matter_yaml import yaml_loaders as yaml_loaders
 from function.articles.parsed import ParsedArticle
 from function.articles.render import Rendered, is_safe_url, render_article
 from function.errors import ArticleParseError, RenderLimitError
 
 MAX_FILE_BYTES = 1024 * 1024
-MAX_FRONT_MATTER_CHARS = 64 * 1024
 MAX_HTML_BYTES = 4 * 1024 * 1024
-MAX_SLUG_CHARS = 190
-MAX_TITLE_CHARS = 500
-MAX_TYPE_CHARS = 64
-MAX_DESCRIPTION_CHARS = 5000
-MAX_THUMBNAIL_CHARS = 2048
-MAX_TAG_CHARS = 190
-MAX_TAGS = 100
-MAX_EMOJI_CHARS = 32
 # Zenn's zone: a zone-less publication time means Japanese time unless ARTICLE_TIMEZONE says otherwise.
 DEFAULT_TIMEZONE = "Asia/Tokyo"
-
-YamlLoader = type[yaml.SafeLoader] | type[yaml.CSafeLoader]
-
-
-if yaml.__with_libyaml__:
-
-    class _CLoaderLikePure(yaml.CSafeLoader):
-        """libyaml's safe loader, resolving as the pure one does where they differ."""
-
-        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-            # The C parser reports an empty node tagged "!" as not implicit, so it would become ''
-            # where the pure loader resolves it like a plain scalar (null). (False, False) reaches
-            # resolve only for a "!" tag: untagged scalars are always plain or quoted implicit.
-            if kind is yaml.ScalarNode and implicit == (False, False):
-                implicit = (True, False)
-            return super().resolve(kind, value, implicit)
-
-
-def yaml_loaders() -> dict[str, YamlLoader]:
-    """The front matter loaders this PyYAML has, fastest first: "libyaml" (when built with it), "pure"."""
-    loaders: dict[str, YamlLoader] = {}
-    if yaml.__with_libyaml__:
-        loaders["libyaml"] = _CLoaderLikePure
-    loaders["pure"] = yaml.SafeLoader
-    return loaders
-
-
-_FASTEST_LOADER: YamlLoader = next(iter(yaml_loaders().values()))
-
-
-_COMMENT_AFTER_BLOCK_HEADER = re.compile(r"[|>][-+0-9]*#")
-
-
-def _load_yaml(source: str, loader: YamlLoader) -> Any:
-    if loader is yaml.SafeLoader or "\t" in source or _COMMENT_AFTER_BLOCK_HEADER.search(source):
-        # libyaml accepts what the pure scanner refuses in two places: tabs ("t\t", a tab before a
-        # value) and a comment right after a block scalar header ("|#"). Front matter with either is
-        # rare enough to be read the pure way only.
-        return yaml.load(source, Loader=yaml.SafeLoader)
-    try:
-        return yaml.load(source, Loader=loader)  # noqa: S506 - one of yaml_loaders(), both safe
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
-        # The two parsers word their errors differently and disagree on a few corner cases of
-        # invalid YAML; reading the text again with the pure loader makes its verdict the one that
-        # counts. Only invalid files pay for the second read.
-        return yaml.load(source, Loader=yaml.SafeLoader)
-
-
-_SLUG_RE = re.compile(r"[A-Za-z0-9_~-][A-Za-z0-9._~-]*")
-_OPENING_RE = re.compile(r"---[ \t]*")
-_CLOSING_RE = re.compile(r"(?:---|\.\.\.)[ \t]*")
-
-
-def is_article_path(path: str, articles_dir: str = "articles") -> bool:
-    """True when ``path`` is a direct child ``<articles_dir>/<name>.md``: the listing filter.
-
-    It is the same rule the GitHub source applies to the tree listing, and it keeps files whose name is not
-    a valid slug (``hello world.md``): ``parse_article`` then fails them with a message. Files that are
-    not articles (``is_ignored_name``: ``README.md``, ``.hidden.md``, ``_draft.md``) are left out.
-    """
-    name = _name_in_dir(path, articles_dir)
-    return name is not None and name.endswith(".md") and not is_ignored_name(name)
-
-
-def slug_for_path(path: str, articles_dir: str = "articles") -> str | None:
-    """The slug of ``<articles_dir>/<slug>.md`` when it is a direct child with a valid slug, else None
-    (also for files that are not articles)."""
-    if not is_article_path(path, articles_dir):
-        return None
-    try:
-        return _slug(path, articles_dir)
-    except ArticleParseError:
-        return None
 
 
 def parse_article(
@@ -255,39 +189,6 @@ def content_hash(
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def normalise_tag(tag: str) -> str:
-    """``" /tech//aws/ "`` → ``"tech/aws"``: segments stripped, empty ones dropped ("" if none is left)."""
-    return "/".join(part.strip() for part in tag.split("/") if part.strip())
-
-
-# --- helpers -------------------------------------------------------------------------------------------
-
-
-def _name_in_dir(path: str, articles_dir: str) -> str | None:
-    folder = articles_dir.strip("/")
-    prefix = f"{folder}/" if folder else ""
-    if not path.startswith(prefix):
-        return None
-    name = path[len(prefix) :]
-    return name if name and "/" not in name else None
-
-
-def _slug(path: str, articles_dir: str) -> str:
-    name = _name_in_dir(path, articles_dir)
-    if name is None or not name.endswith(".md"):
-        raise ArticleParseError(f"not an article path: expected {articles_dir.strip('/')}/<slug>.md")
-    slug = name[: -len(".md")]
-    if not slug:
-        raise ArticleParseError("empty slug: the file is named '.md'")
-    if len(slug) > MAX_SLUG_CHARS:
-        raise ArticleParseError(f"slug is {len(slug)} characters long; at most {MAX_SLUG_CHARS} are allowed")
-    if not _SLUG_RE.fullmatch(slug):
-        raise ArticleParseError(
-            "slug may only contain ASCII letters, digits, '-', '_', '.', '~' and must not start with '.'"
-        )
-    return slug
-
-
 def _decode(content: bytes) -> str:
     if len(content) > MAX_FILE_BYTES:
         raise ArticleParseError(f"file is {len(content)} bytes; at most {MAX_FILE_BYTES} bytes are allowed")
@@ -297,118 +198,6 @@ def _decode(content: bytes) -> str:
     except UnicodeDecodeError as exc:
         raise ArticleParseError(f"file is not valid UTF-8 (byte {exc.start})") from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _split_front_matter(text: str, loader: YamlLoader) -> tuple[dict[Any, Any], str]:
-    lines = text.split("\n")
-    start = 0
-    while start < len(lines) and not lines[start].strip():
-        start += 1
-    if start == len(lines) or not _OPENING_RE.fullmatch(lines[start]):
-        raise ArticleParseError(
-            "no front matter: the file must start with a '---' line (a title is required)"
-        )
-    end = next((i for i in range(start + 1, len(lines)) if _CLOSING_RE.fullmatch(lines[i])), None)
-    if end is None:
-        raise ArticleParseError("front matter is not closed: no '---' line after the opening one")
-    source = "\n".join(lines[start + 1 : end])
-    if len(source) > MAX_FRONT_MATTER_CHARS:
-        raise ArticleParseError(
-            f"front matter is {len(source)} characters; at most {MAX_FRONT_MATTER_CHARS} are allowed"
-        )
-    try:
-        meta = _load_yaml(source, loader)
-    except yaml.YAMLError as exc:
-        raise ArticleParseError(f"front matter is not valid YAML: {_one_line(exc)}") from None
-    except (ValueError, TypeError, OverflowError) as exc:
-        # PyYAML's constructors raise these for values that match a pattern but do not exist
-        # (e.g. the date 2024-13-45).
-        raise ArticleParseError(f"front matter has an invalid value: {_one_line(exc)}") from None
-    except RecursionError:
-        raise ArticleParseError("front matter is nested too deeply") from None
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        raise ArticleParseError(f"front matter must be a mapping of keys to values, not {_kind(meta)}")
-    return meta, "\n".join(lines[end + 1 :])
-
-
-def _text_field(meta: dict[Any, Any], key: str, max_chars: int, *, multiline: bool) -> str | None:
-    value = meta.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ArticleParseError(
-            f"front matter: '{key}' must be a string, not {_kind(value)} (put it in quotes: {key}: \"...\")"
-        )
-    value = value.strip()
-    if not value:
-        return None
-    if len(value) > max_chars:
-        raise ArticleParseError(
-            f"front matter: '{key}' is {len(value)} characters long; at most {max_chars} are allowed"
-        )
-    _check_characters(key, value, multiline=multiline)
-    return value
-
-
-def _check_characters(key: str, value: str, *, multiline: bool) -> None:
-    allowed = "\n\t" if multiline else ""
-    for char in value:
-        category = unicodedata.category(char)
-        if category == "Cs":
-            raise ArticleParseError(f"front matter: '{key}' contains an invalid character (a lone surrogate)")
-        if (category == "Cc" and char not in allowed) or char in "\ufffe\uffff":
-            what = "a line break" if char == "\n" else f"the control character U+{ord(char):04X}"
-            raise ArticleParseError(f"front matter: '{key}' contains {what}")
-
-
-def _tags(meta: dict[Any, Any]) -> tuple[str, ...]:
-    raw: list[str] = []
-    from_tags = from_topics = None
-    tags = meta.get("tags")
-    if tags is not None:
-        if not isinstance(tags, list):
-            raise ArticleParseError(f"front matter: 'tags' must be a list of strings, not {_kind(tags)}")
-        from_tags = {normalise_tag(tag) for tag in _strings("tags", tags)} - {""}
-        raw.extend(tags)
-    topics = meta.get("topics")
-    if topics is not None:
-        if not isinstance(topics, list):
-            raise ArticleParseError(f"front matter: 'topics' must be a list of strings, not {_kind(topics)}")
-        from_topics = {front_matter.topic_tag(topic) for topic in _strings("topics", topics)} - {""}
-        raw.extend(from_topics)
-    front_matter.check_topics_agree(from_tags, from_topics)
-    category = meta.get("category")
-    if isinstance(category, str):
-        raw.append(category)
-    elif isinstance(category, list):
-        raw.extend(_strings("category", category))
-    elif category is not None:
-        raise ArticleParseError(
-            f"front matter: 'category' must be a string or a list of strings, not {_kind(category)}"
-        )
-    normalised = {normalise_tag(tag) for tag in raw}
-    normalised.discard("")
-    if len(normalised) > MAX_TAGS:
-        raise ArticleParseError(f"front matter: {len(normalised)} tags; at most {MAX_TAGS} are allowed")
-    for tag in normalised:
-        if len(tag) > MAX_TAG_CHARS:
-            raise ArticleParseError(
-                f"front matter: a tag is {len(tag)} characters long; at most {MAX_TAG_CHARS} are allowed"
-            )
-        _check_characters("tags", tag, multiline=False)
-    return tuple(sorted(normalised))
-
-
-def _strings(key: str, values: list[Any]) -> list[str]:
-    for value in values:
-        if not isinstance(value, str):
-            raise ArticleParseError(
-                f"front matter: '{key}' must be a list of strings, but holds {_kind(value)}"
-                " (put it in quotes)"
-            )
-    return values
 
 
 def _normalise_body(body: str) -> str:
@@ -429,29 +218,3 @@ def _render(markdown: str, allow_raw_html: bool, asset_base_url: str | None) -> 
     if size > MAX_HTML_BYTES:
         raise ArticleParseError(f"rendered HTML is {size} bytes; at most {MAX_HTML_BYTES} are allowed")
     return rendered
-
-
-def _kind(value: object) -> str:
-    """How a YAML value reads to an author: "a number (2024)", "a date (2024-01-01)", "a list"..."""
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, int | float):
-        return f"a number ({value!r})"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"a string ({shown!r})"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    name = type(value).__name__
-    if name in ("date", "datetime"):
-        return f"a date ({value})"
-    return f"a {name} value"
-
-
-def _one_line(exc: BaseException) -> str:
-    message = " ".join(str(exc).split())
-    return message if len(message) <= 300 else message[:297] + "..."

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 
 from function.sources.port import RepoFile
 from function.store.batching import TRANSACTION_MAX_ARTICLES
+from function.store.bounds import groups
 
 # Changed files per chunk: one transaction's worth of articles, and at most this many bytes of Markdown by
 # the listing's sizes (with the HTML and the parsed objects a few times that in memory, tens of MB at most;
@@ -32,15 +33,10 @@ def read_chunks(
     max_bytes: int = READ_CHUNK_BYTES,
 ) -> Iterator[list[RepoFile]]:
     """Consecutive groups of ``files`` with at most ``max_files`` files and ``max_bytes`` listed bytes;
-    a file bigger than ``max_bytes`` is a group of its own."""
-    group: list[RepoFile] = []
-    size = 0
-    for file in files:
-        cost = file.size or 0
-        if group and (len(group) >= max_files or size + cost > max_bytes):
-            yield group
-            group, size = [], 0
-        group.append(file)
-        size += cost
-    if group:
-        yield group
+    a file bigger than ``max_bytes`` is a group of its own (``function.store.bounds.groups``, the one
+    helper that cuts work into bounded groups)."""
+    return groups(files, max_items=max_files, weights=[(_listed_bytes, max_bytes)])
+
+
+def _listed_bytes(file: RepoFile) -> int:
+    return file.size or 0  # a file the listing gives no size for counts by number only

@@ -9,7 +9,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from function.articles.parse import YamlLoader, parse_article, yaml_loaders
+from function.articles.front_matter_yaml import YamlLoader, yaml_loaders
+from function.articles.parse import parse_article
 from function.articles.parsed import ParsedArticle
 from function.errors import ArticleParseError
 
