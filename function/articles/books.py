@@ -29,18 +29,9 @@ import yaml
 
 from function.articles import front_matter
 from function.articles.book_paths import BookPath, chapter_slug_error, numbered_chapter
-from function.articles.parse import (
-    _FASTEST_LOADER,
-    _decode,
-    _kind,
-    _load_yaml,
-    _normalise_body,
-    _one_line,
-    _render,
-    _split_front_matter,
-    _tags,
-    _text_field,
-)
+from function.articles.front_matter_fields import kind_of, tags_of, text_field
+from function.articles.front_matter_yaml import FASTEST_LOADER, load_yaml, split_front_matter
+from function.articles.parse import _decode, _normalise_body, _render
 from function.articles.toc import TocEntry
 from function.errors import ArticleParseError
 
@@ -119,17 +110,17 @@ def parse_book_config(content: bytes) -> BookConfig:
     """Read one ``config.yaml``; ``ArticleParseError`` names what is wrong (not the path)."""
     text = _decode(content)
     try:
-        meta = _load_yaml(text, _FASTEST_LOADER)
+        meta = load_yaml(text, FASTEST_LOADER)
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise ArticleParseError(f"config is not valid YAML: {_one_line(exc)}") from None
+        raise ArticleParseError(f"config is not valid YAML: {' '.join(str(exc).split())[:300]}") from None
     if not isinstance(meta, dict):
-        raise ArticleParseError(f"config must be a mapping of keys to values, not {_kind(meta)}")
-    title = _text_field(meta, "title", MAX_BOOK_TITLE_CHARS, multiline=False)
+        raise ArticleParseError(f"config must be a mapping of keys to values, not {kind_of(meta)}")
+    title = text_field(meta, "title", MAX_BOOK_TITLE_CHARS, multiline=False)
     if title is None:
         raise ArticleParseError("config: 'title' is required and must not be empty")
     summary = meta.get("summary")
     if summary is not None and not isinstance(summary, str):
-        raise ArticleParseError(f"config: 'summary' must be a string, not {_kind(summary)}")
+        raise ArticleParseError(f"config: 'summary' must be a string, not {kind_of(summary)}")
     summary = (summary or "").strip()
     if len(summary) > MAX_SUMMARY_CHARS:
         raise ArticleParseError(f"config: 'summary' is longer than {MAX_SUMMARY_CHARS} characters")
@@ -139,7 +130,7 @@ def parse_book_config(content: bytes) -> BookConfig:
     return BookConfig(
         title=title,
         summary=summary,
-        tags=_tags({key: meta[key] for key in ("topics", "tags") if key in meta}),
+        tags=tags_of({key: meta[key] for key in ("topics", "tags") if key in meta}),
         publish=front_matter.publish_flag(meta),
         chapter_slugs=_chapter_list(meta.get("chapters")),
         warnings=warnings,
@@ -216,8 +207,8 @@ def parse_chapter(
 ) -> ParsedChapter:
     """Parse one chapter file: front matter with a ``title``, and a Markdown body rendered as an
     article's. ``ArticleParseError`` names what is wrong (not the path)."""
-    meta, body = _split_front_matter(_decode(content), _FASTEST_LOADER)
-    title = _text_field(meta, "title", MAX_CHAPTER_TITLE_CHARS, multiline=False)
+    meta, body = split_front_matter(_decode(content), FASTEST_LOADER)
+    title = text_field(meta, "title", MAX_CHAPTER_TITLE_CHARS, multiline=False)
     if title is None:
         raise ArticleParseError("front matter: 'title' is required and must not be empty")
     markdown = _normalise_body(body)
