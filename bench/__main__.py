@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from bench import report, runner
+from bench import performance_page, report, runner
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -22,6 +22,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=5,
         help="fresh interpreters per cold accept (median; 0 skips it: building the Lambda zip needs PyPI)",
     )
+    parser.add_argument(
+        "--real-sizes",
+        default="500,2000",
+        help="real-shaped first syncs, comma-separated (the first also sequentially; '' skips them)",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of ours per case (median)")
     parser.add_argument("--read-calls", type=int, default=50, help="timed calls per read-path case per N")
     parser.add_argument(
@@ -30,9 +35,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="a small run that keeps the script working (CI): N=20, 20 calls, no cold accept",
     )
     parser.add_argument("--write", type=Path, metavar="FILE", help="also write the README fragment here")
+    parser.add_argument(
+        "--performance", type=Path, metavar="FILE", help="also write the performance notes page here"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.accept_calls, args.repeats, args.read_calls, args.cold_runs = "20", 20, 1, 5, 0
+        args.real_sizes = "12"
     return args
 
 
@@ -40,12 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         sizes = tuple(int(s) for s in args.sizes.split(",") if s.strip())
+        real_sizes = tuple(int(s) for s in args.real_sizes.split(",") if s.strip())
     except ValueError:
         print("--sizes takes whole numbers separated by commas", file=sys.stderr)
         return 2
     if (
         not sizes
         or min(sizes) < 1
+        or min(real_sizes, default=1) < 1
         or min(args.accept_calls, args.repeats, args.read_calls) < 1
         or args.cold_runs < 0
     ):
@@ -62,17 +73,21 @@ def main(argv: list[str] | None = None) -> int:
         repeats=args.repeats,
         read_calls=args.read_calls,
         cold_runs=args.cold_runs,
+        real_sizes=real_sizes,
     )
+    load_before = performance_page.load_average()
     results = runner.run(options)
+    load = (load_before, performance_page.load_average())
     print(report.table(results))
     print()
     print(report.targets_text(report.targets(results)))
+    command = "python -m bench " + shlex.join(a for a in (argv if argv is not None else sys.argv[1:]) if a)
     if args.write:
-        command = "python -m bench " + shlex.join(
-            a for a in (argv if argv is not None else sys.argv[1:]) if a
-        )
         args.write.write_text(report.markdown(results, command.strip()))
         print(f"\nwrote {args.write}", file=sys.stderr)
+    if args.performance:
+        args.performance.write_text(performance_page.page(results, command.strip(), load))
+        print(f"wrote {args.performance}", file=sys.stderr)
     return 0
 
 

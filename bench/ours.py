@@ -31,6 +31,7 @@ def run_push(
     *,
     trace_memory: bool = False,
     keep: bool = True,
+    worker_options: dict[str, Any] | None = None,
 ) -> Measured:
     """Process one push delivery of ``repository`` into ``db`` (through the relay) and measure it.
 
@@ -43,7 +44,7 @@ def run_push(
     # Any: PeeweeStore's finish_delivery names its keywords, the worker's Protocol takes **fields.
     store: Any
     with measuring(rig, trace_memory=trace_memory) as measured, job_store(db, keep=keep) as store:
-        summary = Worker(store, source).process_push(info, push)
+        summary = Worker(store, source, **(worker_options or {})).process_push(info, push)
     if summary.failed:
         raise RuntimeError(f"our worker failed {summary.failed} files: {summary.failures[:3]}")
     measured.notes = {"fetched": summary.fetched, "written": summary.written, "processed": summary.processed}

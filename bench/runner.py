@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 import peewee
 
 from bench import baseline as baseline_mod
-from bench import corpus, ours
+from bench import corpus, ours, real_shaped
 from bench.accept import AcceptTimes, fake_aws_environment, lambda_api, measure_accept, quiet
 from bench.coldstart import ColdAccept, cold_accepts, import_ms
 from bench.measure import Measured
 from bench.reads import ReadResults, measure_reads
+from bench.real_shaped import RealShaped
 from bench.rig import Rig, running_rig
 from function.store.backends import open_database
 from function.store.connection import connection
@@ -40,6 +41,7 @@ class Options:
     cold_runs: int = 5
     repeats: int = 3
     read_calls: int = 50
+    real_sizes: tuple[int, ...] = (500, 2000)  # real-shaped first syncs: the first compared, the last sampled
 
 
 @dataclass
@@ -68,6 +70,7 @@ class Results:
     import_ms: float = 0.0
     reads: dict[int, ReadResults] = field(default_factory=dict)
     cold: list[ColdAccept] = field(default_factory=list)
+    real: list[RealShaped] = field(default_factory=list)
 
 
 Progress = Callable[[str], None]
@@ -84,6 +87,14 @@ def run(options: Options, progress: Progress = _stderr) -> Results:
             cases, reads = _run_size(rig, n, options, progress)
             results.cases += cases
             results.reads[n] = reads
+        parts = rig.github_client()
+        try:
+            for number, n in enumerate(options.real_sizes):
+                compare, sample = number == 0, number == len(options.real_sizes) - 1
+                progress(f"real-shaped N={n}: first sync" + (", sequential and parallel" if compare else ""))
+                results.real.append(real_shaped.measure(rig, parts, n, compare=compare, sample_memory=sample))
+        finally:
+            parts.http.close()
     progress("accept path: moto's Lambda API on loopback")
     with fake_aws_environment(), quiet(), lambda_api() as url:
         results.accept = measure_accept(options.sizes, options.accept_calls, url)

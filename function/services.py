@@ -146,6 +146,7 @@ class Services:
             asset_base_url=self.settings.asset_base_url,
             clock=self._clock or utc_now,
             first_push_pins=self.settings.source_dir is not None,
+            render_processes=self.settings.render_processes,
         )
 
     def hooks(self, store: PeeweeStore) -> HookDispatcher:

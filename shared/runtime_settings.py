@@ -79,6 +79,12 @@ def _article_source(value: str) -> str | None:
     return None if value == "github" or value.startswith("dir:") else "must be 'github' or 'dir:PATH'"
 
 
+def _render_processes(value: str) -> int:
+    if not value.isdigit() or not 1 <= int(value) <= 64:
+        raise SettingProblem("must be a whole number from 1 to 64")
+    return int(value)
+
+
 def _connections(value: str) -> str | None:
     return None if value in ("keep", "per-job") else "must be 'keep' or 'per-job'"
 
@@ -323,6 +329,15 @@ class RuntimeSettings:
         parse=_asset_base_url,
         default=None,
         strip=True,
+    )
+    # Processes that parse and render a sync's changed articles; None: one per CPU the function has.
+    render_processes: int | None = setting(
+        env="RENDER_PROCESSES",
+        doc="processes that render changed articles in parallel (a first sync); `1` renders in the "
+        "function's own process",
+        parse=_render_processes,
+        default=None,
+        default_doc="one per CPU the function has (Lambda: one per 1,769 MB)",
     )
     # GitHub account login -> blog user name, for installation events whose login differs from the name.
     installation_user_map: Mapping[str, str] = setting(

@@ -134,14 +134,29 @@ class MySQLDatabase(peewee.MySQLDatabase):
             **self.connect_params,
         )
 
-    def execute_batch(self, statements: Sequence[str]) -> list[StatementResult]:
+    def execute_batch(self, statements: Sequence[str], *, idempotent: bool = False) -> list[StatementResult]:
         """Send ``statements`` (complete SQL, values already escaped) in one round trip and read every
         result in order. The server stops at the first failing statement; its error is raised here.
-        Query hooks see one event whose ``params`` is a ``Batch`` of the statements."""
-        sql = ";\n".join(statements)
+        Query hooks see one event whose ``params`` is a ``Batch`` of the statements.
+
+        ``idempotent``: sending the batch twice leaves what sending it once does, so on a kept connection
+        it is sent at once and sent again on a new connection if that one was found dead (as a read is),
+        instead of pinging first (a round trip) as a batch that writes must."""
         if getattr(self._kept, "unchecked", False):
             self._kept.unchecked = False
-            self._replace_if_dead()  # batches write
+            if not idempotent:
+                self._replace_if_dead()  # batches write
+            elif not self.in_transaction():
+                try:
+                    return self._send_batch(statements)
+                except (peewee.PeeweeException, pymysql.err.Error, OSError) as exc:
+                    if not is_connection_error(exc):
+                        raise
+                    self._reconnect(exc)
+        return self._send_batch(statements)
+
+    def _send_batch(self, statements: Sequence[str]) -> list[StatementResult]:
+        sql = ";\n".join(statements)
         _peewee_log.debug((sql, None))  # as peewee logs every query it runs
         started = time.perf_counter()
         results: list[StatementResult] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
 from function.observability.logs import redact
 from function.store.base import StoreBase
@@ -48,7 +49,7 @@ class DeliveryQueries(StoreBase):
     @_translated
     def get_delivery(self, delivery_id: str) -> DeliveryRecord | None:
         """The delivery's record, or None when it was never started."""
-        row = self._first(Delivery.select(*_DELIVERY_COLUMNS).where(Delivery.delivery_id == delivery_id))
+        row = self._first(get_delivery_query(delivery_id))
         return DeliveryRecord(*row) if row else None
 
     @_translated
@@ -108,39 +109,26 @@ class DeliveryQueries(StoreBase):
     ) -> None:
         """Record how processing ended (one UPDATE). ``error`` is redacted and cut to ERROR_MAX_CHARS.
         A delivery that was never started is left alone. Raises ValueError for an unknown outcome."""
-        if outcome not in OUTCOMES:
-            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}")
-        Delivery.update(
+        finish_query(
+            delivery_id,
             head_sha=head_sha,
             processed=processed,
             succeeded=succeeded,
             failed=failed,
             archived=archived,
             outcome=outcome,
-            # Operators read it through the API and the CLI: no token or password in it.
-            error=redact(error)[:ERROR_MAX_CHARS] if error else error,
-            finished_at=to_naive_utc(now),
+            error=error,
+            now=now,
             written=written,
             unchanged=unchanged,
             retryable=retryable,
-        ).where(Delivery.delivery_id == delivery_id).bind(self._db).execute()
+        ).bind(self._db).execute()
 
     @_translated
     def last_sync(self, installation_id: int, repository: str) -> DeliveryRecord | None:
         """The latest delivery of this installation and repository that synced a head (a success or
         a partial one), or None: what a replayed push is compared with."""
-        query = (
-            Delivery.select(*_DELIVERY_COLUMNS)
-            .where(
-                (Delivery.installation_id == installation_id)
-                & (Delivery.repository == repository)
-                & Delivery.head_sha.is_null(False)
-                & Delivery.outcome.in_(("success", "partial"))
-            )
-            .order_by(Delivery.started_at.desc(), Delivery.delivery_id.desc())
-            .limit(1)
-        )
-        row = self._first(query)
+        row = self._first(last_sync_query(installation_id, repository))
         return DeliveryRecord(*row) if row else None
 
     @_translated
@@ -152,3 +140,59 @@ class DeliveryQueries(StoreBase):
             .limit(max(limit, 0))
         )
         return [DeliveryRecord(*row) for row in self._rows(query)]
+
+
+COMPLETE_OUTCOMES = ("success", "partial")
+
+
+def get_delivery_query(delivery_id: str) -> Any:
+    return Delivery.select(*_DELIVERY_COLUMNS).where(Delivery.delivery_id == delivery_id)
+
+
+def last_sync_query(installation_id: int, repository: str) -> Any:
+    """The SELECT of ``last_sync``."""
+    return (
+        Delivery.select(*_DELIVERY_COLUMNS)
+        .where(
+            (Delivery.installation_id == installation_id)
+            & (Delivery.repository == repository)
+            & Delivery.head_sha.is_null(False)
+            & Delivery.outcome.in_(COMPLETE_OUTCOMES)
+        )
+        .order_by(Delivery.started_at.desc(), Delivery.delivery_id.desc())
+        .limit(1)
+    )
+
+
+def finish_query(
+    delivery_id: str,
+    *,
+    head_sha: str | None,
+    processed: int,
+    succeeded: int,
+    failed: int,
+    archived: int,
+    outcome: str,
+    error: str | None,
+    now: datetime,
+    written: int | None = None,
+    unchanged: int | None = None,
+    retryable: bool = False,
+) -> Any:
+    """The UPDATE of ``finish_delivery`` (unbound). Raises ValueError for an unknown outcome."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}")
+    return Delivery.update(
+        head_sha=head_sha,
+        processed=processed,
+        succeeded=succeeded,
+        failed=failed,
+        archived=archived,
+        outcome=outcome,
+        # Operators read it through the API and the CLI: no token or password in it.
+        error=redact(error)[:ERROR_MAX_CHARS] if error else error,
+        finished_at=to_naive_utc(now),
+        written=written,
+        unchanged=unchanged,
+        retryable=retryable,
+    ).where(Delivery.delivery_id == delivery_id)

@@ -23,6 +23,7 @@ from function.store.connection import Session, job_session
 from function.store.deliveries import DeliveryQueries
 from function.store.forward import Forward
 from function.store.hooks import HookStore
+from function.store.job_turns import JobTurnQueries
 from function.store.locks import LockQueries
 from function.store.reads import ReadQueries
 from function.store.reconcile import ReconcileQueries
@@ -41,6 +42,7 @@ class PeeweeStore:
         self.deliveries = DeliveryQueries(self.session)
         self.reads = ReadQueries(self.session)
         self.hooks = HookStore(self.session)
+        self.turns = JobTurnQueries(self.session, self.locks, self.reconcile, self.deliveries)
         self.books = BookQueries(self.session)
         self.book_reads = BookReadQueries(self.session)
 
@@ -78,6 +80,9 @@ class PeeweeStore:
     finish_delivery = Forward("deliveries", DeliveryQueries.finish_delivery)
     last_sync = Forward("deliveries", DeliveryQueries.last_sync)
     recent_deliveries = Forward("deliveries", DeliveryQueries.recent_deliveries)
+    # A push's database work in two turns
+    push_opened = Forward("turns", JobTurnQueries.push_opened)
+    finish_and_release = Forward("turns", JobTurnQueries.finish_and_release)
     # The read side
     published_page = Forward("reads", ReadQueries.published_page)
     published_articles = Forward("reads", ReadQueries.published_articles)

@@ -131,43 +131,7 @@ class ReconcileQueries(StoreBase):
         it about 35 ms of CPU, as much as the round trip itself, and every push of a large blog pays
         it. One string per row is split in C and its times parsed with ``fromisoformat`` (about 10 ms).
         The path, the one column that may hold a tab, comes last and is split off whole."""
-        rows = self._rows(
-            Article.select(
-                fn.CONCAT_WS(
-                    _PACKED_SEPARATOR,
-                    Article.id,
-                    Article.slug,
-                    Article.blob_sha,
-                    Article.content_hash,
-                    Article.archived,
-                    fn.IFNULL(Article.published_at, ""),
-                    Article.created_at,
-                    Article.updated_at,
-                    Article.tags_hash,
-                    Article.publish,
-                    Article.path,
-                )
-            ).where(Article.user == user_id)
-        )
-        index: dict[str, StoredArticle] = {}
-        for (packed,) in rows:
-            (row_id, slug, blob, content, archived, published, created, updated, tags, publish, path) = (
-                packed.split(_PACKED_SEPARATOR, 10)
-            )
-            index[slug] = StoredArticle(
-                id=int(row_id),
-                slug=slug,
-                path=path,
-                blob_sha=blob,
-                content_hash=content,
-                archived=archived != "0",
-                published_at=datetime.fromisoformat(published) if published else None,
-                created_at=datetime.fromisoformat(created),
-                updated_at=datetime.fromisoformat(updated),
-                tags_hash=tags,
-                publish=publish != "0",
-            )
-        return index
+        return unpack_index(self._rows(packed_index_query(user_id)))
 
     @_translated
     def apply(
@@ -264,3 +228,46 @@ class ReconcileQueries(StoreBase):
         """Make the changed articles' tags exactly their given tags (``function.store.tag_rewrite``)."""
         stale = [existing[a.slug].id for a in changed if a.slug in existing]  # new rows have no tags yet
         queue_tag_rewrite(self._db, tx, user_id, changed, stale)
+
+
+def packed_index_query(user: Any) -> Any:
+    """The SELECT of ``_load_packed_index`` (``user``: an id, or a subquery giving one)."""
+    return Article.select(
+        fn.CONCAT_WS(
+            _PACKED_SEPARATOR,
+            Article.id,
+            Article.slug,
+            Article.blob_sha,
+            Article.content_hash,
+            Article.archived,
+            fn.IFNULL(Article.published_at, ""),
+            Article.created_at,
+            Article.updated_at,
+            Article.tags_hash,
+            Article.publish,
+            Article.path,
+        )
+    ).where(Article.user == user)
+
+
+def unpack_index(rows: Sequence[tuple[Any, ...]]) -> dict[str, StoredArticle]:
+    """The rows of ``packed_index_query``, split, by slug."""
+    index: dict[str, StoredArticle] = {}
+    for (packed,) in rows:
+        (row_id, slug, blob, content, archived, published, created, updated, tags, publish, path) = (
+            packed.split(_PACKED_SEPARATOR, 10)
+        )
+        index[slug] = StoredArticle(
+            id=int(row_id),
+            slug=slug,
+            path=path,
+            blob_sha=blob,
+            content_hash=content,
+            archived=archived != "0",
+            published_at=datetime.fromisoformat(published) if published else None,
+            created_at=datetime.fromisoformat(created),
+            updated_at=datetime.fromisoformat(updated),
+            tags_hash=tags,
+            publish=publish != "0",
+        )
+    return index

@@ -31,6 +31,8 @@ TINY = (
     "3",
     "--cold-runs",
     "0",
+    "--real-sizes",
+    "10",
 )
 CASES = (
     "first sync",
@@ -82,5 +84,10 @@ def test_tiny_run_prints_every_case_and_writes_the_fragment(mysql_server: str, t
     # AND a push that changes nothing costs ours fewer GitHub requests than the baseline
     ours, baseline = (int(x) for x in rows["no-change push"][4].split(" / "))
     assert ours < baseline
+    # AND the real-shaped first sync ran both ways, with the same articles stored
+    assert any(row.startswith("first sync, real-shaped") for row in rows), result.stdout
+    assert "- [x] first sync of real-shaped N=10: output identical to the sequential path's" in result.stdout
+    # AND a push that changes nothing takes at most three database round trips
+    assert int(rows["no-change push"][5].split(" / ")[0]) <= 3
     # AND a list page takes at most two query round trips besides the connection's three
     assert int(rows["read: list page (p50 / p99)"][5].split()[0]) <= 2 + 3

@@ -6,6 +6,7 @@ import pytest
 
 from function.errors import PassThroughFailed
 from tests.kit.answers import contract_counts
+from tests.kit.blog_checks import delivery
 from tests.kit.blog_fixtures import Blog, article
 from tests.kit.deliveries import delivery_uuid
 from tests.kit.statements import count_statements
@@ -182,13 +183,19 @@ def test_async_path_processes_the_envelope_through_the_pass_through(blog: Blog) 
 def test_duplicate_delivery_is_skipped_cheaply(blog: Blog) -> None:
     blog.github.set_files({"articles/a.md": article("A")})
     blog.deliver_via_lambda(delivery="dup")
+    recorded = delivery(blog, "dup")
     blog.github.reset_records()
     with count_statements(blog.db) as statements:
         again = blog.deliver_via_lambda(delivery="dup")
     assert again["body"]["status"] == "skipped"
-    # At most the listing that started with the lock (two requests); no content, no writes.
-    assert blog.github.count(exclude={"token"}) <= 2 and blog.github.count("blob") == 0
-    assert not [s for s in statements.statements if s.startswith(("INSERT", "UPDATE", "DELETE"))]
+    # No GitHub request, no content, no writes: the opening turn's start record is conditional on the
+    # delivery not being complete, so the record is exactly as it was, and no article table is touched.
+    assert blog.github.count(exclude={"token"}) == 0
+    assert delivery(blog, "dup") == recorded
+    writes = [s for s in statements.statements if s.startswith(("INSERT", "UPDATE", "DELETE"))]
+    for write in writes:  # only the conditional start, which changed nothing
+        assert "`deliveries`" in write, write
+        assert "NOT IN ('success', 'partial')" in write or "WHERE @blog_api_user_lock = 1" in write, write
 
 
 def test_github_failure_on_some_blobs_raises_for_retry_and_keeps_the_rest(blog: Blog) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from function.aws.deadline import Deadline
 from function.sources.port import RepoRef
@@ -32,10 +33,16 @@ class ChunkedSync:
     """Reads a plan's chunks with a ChunkReader and commits each with an ArticleWriter."""
 
     def __init__(
-        self, reader: ChunkReader, writer: ArticleWriter, *, commit_margin_s: float = COMMIT_MARGIN_S
+        self,
+        reader: ChunkReader,
+        writer: ArticleWriter,
+        *,
+        commit_margin_s: float = COMMIT_MARGIN_S,
+        read_ahead: bool = True,
     ):
         self._reader = reader
         self._writer = writer
+        self._read_ahead = read_ahead
         self.commit_margin_s = commit_margin_s
 
     def first_chunk(self, repo: RepoRef, plan: ReadPlan, deadline: Deadline) -> Chunk | None:
@@ -73,29 +80,43 @@ class ChunkedSync:
         changes = ReaderChanges()
         written = archived = done = committed = 0
         slowest = 0.0
-        for number, files in enumerate(chunks):
-            if number == 0 and first is not None:
-                chunk = first
-            elif not deadline.allows(self.commit_margin_s + slowest):
-                read.left = [f.path for rest in chunks[number:] for f in rest]
-                _log_left(read.left, deadline, self.commit_margin_s + slowest)
-                break
-            else:
-                chunk = self._reader.read(repo, plan, files, deadline)
-            began = deadline.remaining()
-            last = number == len(chunks) - 1
-            position = WritePosition(chunk=number + 1, chunks=len(chunks), committed=committed)
-            w, a = self._writer.apply(
-                user_id, chunk.parsed, archive if last else [], index, changes, position
-            )
-            written, archived = written + w, archived + a
-            committed += len(chunk.parsed)
-            read.add(chunk)
-            done += len(files)
-            if deadline.limited:
-                slowest = max(slowest, chunk.read_s + began - deadline.remaining())
-            if progress:
-                progress(done, total)
+        # The next chunk is downloaded and rendered on another thread while this one is written (the
+        # rendering in worker processes, the writes waiting on the database), when the deadline leaves
+        # room for both: two chunks are held at a time then, never more.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead") as ahead:
+            next_chunk: Future[Chunk] | None = None
+            for number, files in enumerate(chunks):
+                if number == 0 and first is not None:
+                    chunk = first
+                elif next_chunk is not None:
+                    chunk, next_chunk = next_chunk.result(), None
+                elif not deadline.allows(self.commit_margin_s + slowest):
+                    read.left = [f.path for rest in chunks[number:] for f in rest]
+                    _log_left(read.left, deadline, self.commit_margin_s + slowest)
+                    break
+                else:
+                    chunk = self._reader.read(repo, plan, files, deadline)
+                began = deadline.remaining()
+                last = number == len(chunks) - 1
+                # This chunk's write and the next one's read and write must all fit before the margin.
+                if (
+                    self._read_ahead
+                    and not last
+                    and deadline.allows(self.commit_margin_s + 2 * max(slowest, chunk.read_s))
+                ):
+                    next_chunk = ahead.submit(self._reader.read, repo, plan, chunks[number + 1], deadline)
+                position = WritePosition(chunk=number + 1, chunks=len(chunks), committed=committed)
+                w, a = self._writer.apply(
+                    user_id, chunk.parsed, archive if last else [], index, changes, position
+                )
+                written, archived = written + w, archived + a
+                committed += len(chunk.parsed)
+                read.add(chunk)
+                done += len(files)
+                if deadline.limited:
+                    slowest = max(slowest, chunk.read_s + began - deadline.remaining())
+                if progress:
+                    progress(done, total)
         if not chunks:
             written, archived = self._writer.apply(user_id, [], archive, index, changes)
         self._writer.remember_failures(user_id, read, known, committed)

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from function.articles.parsed import ParsedArticle
 from function.store.book_records import BookWrite, StoredBook
+from function.store.job_turns import DeliveryStart, OpenedPush
 from function.store.records import (
     ApplyResult,
     DeliveryRecord,
@@ -71,6 +72,8 @@ class DeliveryLog(Protocol):
         retryable: bool = False,
     ) -> None: ...
 
+    def finish_and_release(self, user_id: int, delivery_id: str, /, **finish: Any) -> None: ...
+
 
 class BookStore(Protocol):
     """Zenn books: their index, one book's write, archiving, and the books that failed
@@ -99,6 +102,8 @@ class WorkerStore(ArticleWrites, DeliveryLog, BookStore, Protocol):
     ) -> AbstractContextManager[UserRecord | None]: ...
 
     def user_lock(self, user_id: int, timeout_s: float) -> AbstractContextManager[None]: ...
+
+    def push_opened(self, timeout_s: float, start: DeliveryStart) -> AbstractContextManager[OpenedPush]: ...
 
     def get_user(self, name: str) -> UserRecord | None: ...
 

@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from function.articles.parse import parse_article
+from function.articles.parallel_parse import ArticleParser, FileToParse, ParseOptions, process_count
 from function.articles.parsed import ParsedArticle
 from function.aws.deadline import Deadline
-from function.errors import ArticleParseError
-from function.sources.port import ArticleSource, FetchFailure, RepoFile, RepoRef
+from function.sources.port import ArticleSource, FetchedFile, FetchFailure, RepoFile, RepoRef
 from function.worker.sync.plan import ReadPlan
 from function.worker.sync.summary import FILE_WARNING, FileFailure, FileWarning, log_failures
 
@@ -58,7 +57,8 @@ class ReadTally:
 
 
 class ChunkReader:
-    """Fetches a chunk of files from the article source and parses them with the blog's options."""
+    """Fetches a chunk of files from the article source and parses them with the blog's options, in
+    worker processes when the chunk is large enough (``function.articles.parallel_parse``)."""
 
     def __init__(
         self,
@@ -68,12 +68,16 @@ class ChunkReader:
         allow_raw_html: bool,
         timezone: tzinfo | None,
         asset_base_url: str | None,
+        render_processes: int | None = None,
     ) -> None:
         self._source = source
-        self._articles_dir = articles_dir
-        self._allow_raw_html = allow_raw_html
-        self._timezone = timezone
-        self._asset_base_url = asset_base_url
+        self._options = ParseOptions(
+            articles_dir=articles_dir,
+            allow_raw_html=allow_raw_html,
+            timezone=timezone,
+            asset_base_url=asset_base_url,
+        )
+        self._processes = process_count(render_processes)
 
     def read(self, repo: RepoRef, plan: ReadPlan, files: Sequence[RepoFile], deadline: Deadline) -> Chunk:
         """Fetch and parse one chunk of changed files, timed on the deadline's clock."""
@@ -81,26 +85,20 @@ class ChunkReader:
         chunk = Chunk(fetched=len(files))
         by_sha_path = {(f.path, f.sha): f for f in files}
         results = self._source.fetch(repo, plan.snapshot, files, wanted_in_all=len(plan.changed))
-        for result in results:
-            if isinstance(result, FetchFailure):
-                chunk.failures.append(FileFailure(result.path, result.message, result.retryable))
-                continue
-            try:
-                chunk.parsed.append(
-                    parse_article(
-                        result.path,
-                        result.sha,
-                        result.content,
-                        articles_dir=self._articles_dir,
-                        allow_raw_html=self._allow_raw_html,
-                        timezone=self._timezone,
-                        asset_base_url=self._asset_base_url,
-                    )
-                )
-            except ArticleParseError as exc:
-                chunk.failures.append(FileFailure(result.path, str(exc), retryable=False))
+        fetched = [r for r in results if isinstance(r, FetchedFile)]
+        with ArticleParser(self._options, self._processes) as parser:
+            outcomes = iter(parser.parse([FileToParse(r.path, r.sha, r.content) for r in fetched]))
+            for result in results:
+                if isinstance(result, FetchFailure):
+                    chunk.failures.append(FileFailure(result.path, result.message, result.retryable))
+                    continue
+                outcome = next(outcomes)
+                if isinstance(outcome, ParsedArticle):
+                    chunk.parsed.append(outcome)
+                    continue
+                chunk.failures.append(FileFailure(result.path, str(outcome), retryable=False))
                 file = by_sha_path.get((result.path, result.sha)) or RepoFile(result.path, result.sha)
-                chunk.parse_failures.append((plan.slug_by_path[result.path], file, str(exc)))
+                chunk.parse_failures.append((plan.slug_by_path[result.path], file, str(outcome)))
         chunk.warnings = [FileWarning(a.path, message) for a in chunk.parsed for message in a.warnings]
         log_failures(chunk.failures)
         for warning in chunk.warnings:

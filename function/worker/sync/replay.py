@@ -49,7 +49,9 @@ class Replays:
         self._deliveries = deliveries
         self._recorder = recorder
 
-    def skip_other_repository(self, user: UserRecord, delivery: DeliveryInfo, push: PushRef) -> SyncSummary:
+    def skip_other_repository(
+        self, user: UserRecord, delivery: DeliveryInfo, push: PushRef, *, started: bool = False
+    ) -> SyncSummary:
         """A push from a repository the user's blog does not follow: an App installed on "All
         repositories" receives every repository's pushes. Nothing is read or written but the record."""
         followed = (
@@ -62,7 +64,8 @@ class Replays:
             "Push from another repository skipped",
             extra={"delivery": delivery.delivery_id, "repository": pushed, "followed": followed},
         )
-        self._recorder.start(delivery, push)
+        if not started:
+            self._recorder.start(delivery, push)
         self._recorder.finish_empty(
             delivery, Outcome.SKIPPED, f"{OTHER_REPOSITORY}: {pushed}; the blog follows {followed}"[:2000]
         )
@@ -76,6 +79,13 @@ class Replays:
         One SELECT, under the lock, before the read starts. The latest sync's own delivery, delivered
         again, is not a replay but a duplicate: ``already_processed`` answers it."""
         last = self._deliveries.last_sync(push.installation_id, push.repository)
+        return self.head_synced_by(last, delivery, push)
+
+    def head_synced_by(
+        self, last: DeliveryRecord | None, delivery: DeliveryInfo, push: PushRef, *, started: bool = False
+    ) -> SyncSummary | None:
+        """``head_already_synced`` with the last sync already read (``started``: this delivery's start
+        is already recorded)."""
         if last is None or not push.after or last.head_sha != push.after:
             return None
         if last.delivery_id == delivery.delivery_id:
@@ -84,7 +94,8 @@ class Replays:
             # A file failed for a reason that may pass, or the listing was truncated: syncing this
             # head again can still change something.
             return None
-        self._recorder.start(delivery, push)
+        if not started:
+            self._recorder.start(delivery, push)
         self._recorder.finish_empty(delivery, Outcome.SKIPPED, None, head_sha=last.head_sha)
         log.info(
             "Head already synced",

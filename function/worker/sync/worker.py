@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, tzinfo
 from typing import NoReturn
 
@@ -21,6 +20,7 @@ from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import ConfigError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, RepoRef
 from function.store.batching import ARCHIVE_MAX_ARTICLES, TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
+from function.store.job_turns import DeliveryStart
 from function.store.records import UserRecord
 from function.store.steps import is_store_error
 from function.webhooks.envelope import PushRef
@@ -30,9 +30,9 @@ from function.worker.sync.books import BookSync
 from function.worker.sync.chunked import ChunkedSync, Progress
 from function.worker.sync.plan import Known, Planner, ReadPlan
 from function.worker.sync.ports import WorkerStore
-from function.worker.sync.reading import Chunk, ChunkReader
+from function.worker.sync.reading import ChunkReader
 from function.worker.sync.records import DeliveryRecorder
-from function.worker.sync.replay import Replays, follows, same_name
+from function.worker.sync.replay import ALREADY_PROCESSED, Replays, follows, is_complete, same_name
 from function.worker.sync.summary import SyncSummary
 from function.worker.sync.write_failures import failure_text, worded_before_writes
 from function.worker.sync.writing import ArticleWriter
@@ -77,6 +77,8 @@ class Worker:
         commit_margin_s: float = COMMIT_MARGIN_S,
         # A local folder (make run) has one repository; on GitHub a push must come from the one named.
         first_push_pins: bool = False,
+        render_processes: int | None = None,
+        read_ahead: bool = True,
     ) -> None:
         self._store = store
         self._source = source
@@ -92,6 +94,7 @@ class Worker:
             allow_raw_html=allow_raw_html,
             timezone=timezone,
             asset_base_url=asset_base_url,
+            render_processes=render_processes,
         )
         writer = ArticleWriter(
             store,
@@ -100,7 +103,7 @@ class Worker:
             batch_max_bytes=batch_max_bytes,
             archive_max_articles=archive_max_articles,
         )
-        self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s)
+        self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s, read_ahead=read_ahead)
         self._commit_margin_s = commit_margin_s
         self._recorder = DeliveryRecorder(store, clock)
         self._books = BookSync(
@@ -121,33 +124,30 @@ class Worker:
         skipped cheaply; a failed one runs again.
         Raises UnknownInstallation (permanent) or the source's / database's retryable errors.
         """
-        with self._store.installation_user_locked(push.installation_id, self._lock_timeout_s) as user:
+        # The database work before the writes is one turn (``push_opened``): the user's lock, the replay
+        # check, the index, the duplicate check and the start record; the finish record and the lock's
+        # release are another. The repository is read once the lock is held (the head must be read
+        # under it, so two deliveries that run at once can never roll content back).
+        start = DeliveryStart(
+            delivery.delivery_id,
+            delivery.event,
+            push.installation_id,
+            push.repository,
+            delivery.received_at,
+            self._clock,
+        )
+        with self._store.push_opened(self._lock_timeout_s, start) as opened:
+            user = opened.user
             if user is None:
                 self._unknown_installation(delivery, push)
             if not follows(user, push, first_push_pins=self._first_push_pins):
-                return self._replays.skip_other_repository(user, delivery, push)
-            replayed = self._replays.head_already_synced(delivery, push)
+                return self._replays.skip_other_repository(user, delivery, push, started=opened.started)
+            replayed = self._replays.head_synced_by(opened.last_sync, delivery, push, started=opened.started)
             if replayed is not None:
                 return replayed
-            # GitHub and the database are both tens of milliseconds away, and neither needs the other
-            # until the writes: the repository is read (listing, changed files, parsing) on another
-            # thread as soon as the lock is held (the head must be read under it), while this thread
-            # loads the index the read diffs against, then asks whether the delivery is a duplicate and
-            # records its start. A duplicate wastes at most that read; every other delivery saves the
-            # database's round trips. The block ends only once the read is over.
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read") as pool:
-                index_loaded: Future[Known] = Future()
-                reading = pool.submit(self._read_when_indexed, repo_of(push), index_loaded, deadline)
-                try:
-                    known = self._load_known(user.id)
-                except BaseException as exc:
-                    index_loaded.set_exception(exc)
-                    raise
-                index_loaded.set_result(known)
-                duplicate = self._replays.already_processed(delivery)
-                if duplicate is not None:
-                    return duplicate
-                return self._process_locked(user, delivery, push, known, reading, deadline)
+            if is_complete(opened.previous):
+                return SyncSummary(skipped_reason=ALREADY_PROCESSED)
+            return self._process_locked(user, delivery, push, Known(opened.index, opened.failures), deadline)
 
     def _unknown_installation(self, delivery: DeliveryInfo, push: PushRef) -> NoReturn:
         fix = f"blog-api users set-installation --name <user> --installation-id {push.installation_id}"
@@ -173,37 +173,29 @@ class Worker:
                 raise
             raise worded_before_writes(exc, "reading the stored articles") from exc
 
-    def _read_when_indexed(
-        self, repo: RepoRef, index_loaded: Future[Known], deadline: Deadline
-    ) -> tuple[ReadPlan, Chunk | None]:
-        """The listing, its diff with the index and the first chunk: the part of a push's read that
-        can go on while the database work before the writes runs."""
-        plan = self._planner.plan(self._source.snapshot(repo), index_loaded.result())
-        return plan, self._chunked.first_chunk(repo, plan, deadline)
-
     def _process_locked(
         self,
         user: UserRecord,
         delivery: DeliveryInfo,
         push: PushRef,
         known: Known,
-        reading: Future[tuple[ReadPlan, Chunk | None]],
         deadline: Deadline,
     ) -> SyncSummary:
-        """The delivery's work once its user's lock is held and the repository's read is on the way."""
-        self._recorder.start(delivery, push)
+        """The delivery's work once its user's lock is held and its start recorded."""
         if user.repository is None or (user.repository_id is None and push.repository_id is not None):
             # The first push from the named repository pins its id (or, from a local folder only, the
             # first push names it). Never a change: ``follows`` let only these through.
             self._store.pin_repository(user.id, user.repository or push.repository, push.repository_id)
         try:
-            plan, first = reading.result()
-            summary = self._chunked.run(user.id, repo_of(push), plan, known, deadline, first=first)
-            self._sync_books(user.id, repo_of(push), plan, summary, deadline)
+            repo = repo_of(push)
+            plan = self._planner.plan(self._source.snapshot(repo), known)
+            first = self._chunked.first_chunk(repo, plan, deadline)
+            summary = self._chunked.run(user.id, repo, plan, known, deadline, first=first)
+            self._sync_books(user.id, repo, plan, summary, deadline)
         except Exception as exc:
             self._recorder.finish_failed(delivery, failure_text(exc)[:2000])
             raise
-        self._recorder.finish(delivery, summary)
+        self._recorder.finish(delivery, summary, release_lock_of=user.id)
         return summary
 
     def sync_user(

@@ -1,0 +1,199 @@
+"""docs/performance.md, written from one benchmark run (``python -m bench --performance FILE``): every
+figure on the page is the run's, and the memory sizing table is modelled from the run's measurements."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bench.report import MB, machine, targets, targets_text
+from bench.runner import Results
+
+# One Lambda vCPU per 1,769 MB of memory (AWS: "at 1,769 MB, a function has the equivalent of one vCPU").
+MB_PER_VCPU = 1769
+MEMORY_SIZES = (1769, 3008, 5307)
+# AWS Lambda duration prices, US East (N. Virginia), first tier, USD per GB-second, as listed on the
+# Lambda pricing page on the date below (requests are $0.20 per million on both and left out here).
+PRICE_PER_GB_S = {"arm64": 0.0000133334, "x86_64": 0.0000166667}
+PRICES_AS_OF = "2026-12-04"
+
+
+@dataclass(frozen=True)
+class SizingRow:
+    memory_mb: int
+    vcpus: float
+    seconds_per_1000: float
+    cost_per_1000: dict[str, float]
+
+
+def sizing(results: Results) -> tuple[list[SizingRow], float, float] | None:
+    """The first sync per 1,000 real-shaped articles at each memory size, modelled from the run: the
+    sequential run (one process) and the parallel one (``processes`` on as many cores) give the part of
+    the time that parallel rendering divides (``cpu``) and the rest (``rest``: downloads, writes, the
+    database's round trips); at ``c`` vCPUs the model is ``rest + cpu / c``. Returns the rows, cpu and
+    rest (seconds per 1,000 articles), or None when the run had no sequential comparison."""
+    real = next((r for r in results.real if r.sequential is not None), None)
+    if real is None or real.sequential is None or real.parallel.wall_ms >= real.sequential.wall_ms:
+        return None  # no gain measured: the cores were busy, and nothing can be modelled from it
+    scale = 1000 / real.n
+    seq = real.sequential.wall_ms / 1000 * scale
+    par = real.parallel.wall_ms / 1000 * scale
+    processes = max(real.processes, 2)
+    # seq = rest + cpu; par = rest + cpu / processes
+    cpu = max((seq - par) * processes / (processes - 1), 0.0)
+    rest = max(seq - cpu, 0.0)
+    rows = []
+    for memory in MEMORY_SIZES:
+        vcpus = memory / MB_PER_VCPU
+        seconds = rest + cpu / max(vcpus, 1.0)
+        gb_s = memory / 1024 * seconds
+        rows.append(
+            SizingRow(memory, vcpus, seconds, {arch: gb_s * price for arch, price in PRICE_PER_GB_S.items()})
+        )
+    return rows, cpu, rest
+
+
+def _commit() -> str:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except OSError:
+        return "unknown"
+    return done.stdout.strip() or "unknown"
+
+
+def page(results: Results, command: str, load: tuple[float, float]) -> str:
+    o = results.options
+    by_case = {(c.case, c.n): c for c in results.cases}
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Performance notes",
+        "",
+        "This page is written by the benchmark from one run (`python -m bench --performance "
+        "docs/performance.md`); its table and targets are in [benchmark.md](benchmark.md). Every figure "
+        "below is that run's; the memory sizing table is modelled from it, as it says.",
+        "",
+        f"The run: `{command}`, {when}, commit {_commit()}, on {machine()}; GitHub stand-in at "
+        f"{o.github_ms:.0f} ms per request, MariaDB behind a relay adding {o.db_ms:.0f} ms per round trip. "
+        f"The machine is shared: its load average was {load[0]:.1f} when the run began and {load[1]:.1f} "
+        "when it ended, on 2 cores, so times are noisy; round trips and requests are not.",
+        "",
+        "## A push",
+        "",
+        " ".join(
+            [
+                "A push's database work is two sequential turns on MySQL/TiDB",
+                "(`function/store/job_turns.py`): one multi-statement turn takes the user's lock",
+                "(`GET_LOCK`) and, under it, reads the user, the last sync of the repository (the replay",
+                "check), the article index, the remembered parse failures and the delivery's own record",
+                "(the duplicate check), and writes the start record unless the delivery is complete; the",
+                "other writes the finish record and releases the lock. The repository is read once the lock",
+                "is held (the branch head and the pushed head's tree listing, requested together), so",
+                "newest-wins holds. A changed article adds its blob and the write transaction (one round",
+                "trip).",
+            ]
+        ),
+        "",
+        "| push | N | wall ms (median) | DB round trips | GitHub requests |",
+        "|---|---|---|---|---|",
+    ]
+    for case in ("no-change push", "one-article push"):
+        for n in o.sizes:
+            if (c := by_case.get((case, n))) is not None:
+                lines.append(
+                    f"| {case} | {n} | {c.ours_ms:.0f} | {c.ours.db_round_trips} | {c.ours.github_requests} |"
+                )
+    lines += [
+        "",
+        f"At {o.db_ms:.0f} ms per round trip and {o.github_ms:.0f} ms per GitHub request the floor of a "
+        f"no-change push is {2 * o.db_ms + o.github_ms:.0f} ms (two turns and the head read between them); "
+        "the rest is CPU (decoding the index, diffing the listing) on the shared machine.",
+        "",
+        "## A first sync",
+        "",
+        "Rendering is pure Python (markdown-it, Pygments) and is most of a first sync. It runs in worker "
+        "processes, one per CPU the function may use (`os.sched_getaffinity`; `RENDER_PROCESSES` overrides "
+        "it, `1` renders in the function's own process), made with `os.fork` and pipes only: Lambda has no "
+        "`/dev/shm`, so `multiprocessing`'s queues and semaphores cannot be used there. The next chunk is "
+        "downloaded and rendered while the current one is written. The output is byte for byte what the "
+        "sequential path writes (tests/articles/test_parallel_parse.py, and the comparison below).",
+        "",
+    ]
+    if results.real:
+        lines += [
+            "| real-shaped first sync | N | Markdown | parallel s | sequential s | ratio | output "
+            "| peak PSS |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for r in results.real:
+            seq = r.sequential
+            lines.append(
+                f"| {r.processes} processes | {r.n} | {r.corpus_mb:.0f} MB | "
+                f"{r.parallel.wall_ms / 1000:.1f} | "
+                + (f"{seq.wall_ms / 1000:.1f} | {r.parallel.wall_ms / seq.wall_ms:.2f} | " if seq else "| | ")
+                + ("identical | " if r.identical else ("different | " if r.identical is False else "| "))
+                + (f"{r.peak_pss_bytes / MB:.0f} MB |" if r.peak_pss_bytes is not None else "|")
+            )
+        lines += [
+            "",
+            "*Sequential* is the worker with `RENDER_PROCESSES=1` and no read-ahead: today's path before "
+            "this work. *Peak PSS* is what the sync adds to the proportional set size of the function's "
+            "process and its render processes together (shared pages split between them), sampled every "
+            "20 ms.",
+            "",
+        ]
+    model = sizing(results)
+    compared = next((r for r in results.real if r.sequential is not None), None)
+    if model is None and compared is not None and compared.sequential is not None:
+        lines += [
+            "## Memory size: first-sync time and cost per 1,000 articles (modelled)",
+            "",
+            f"Not modelled from this run: its parallel first sync ({compared.parallel.wall_ms / 1000:.1f} s) "
+            f"was not faster than the sequential one ({compared.sequential.wall_ms / 1000:.1f} s), so no "
+            "per-core throughput can be read from it (the shared machine's cores were busy with other "
+            "work; the parallel path's own costs, the parent's share of the work and copied pages, are "
+            "not ruled out either). "
+            "Lambda gives one vCPU per 1,769 MB (1.0, 1.7 and 3.0 vCPUs at 1,769, 3,008 and 5,307 MB); "
+            f"duration costs {PRICE_PER_GB_S['arm64']:.10f} USD per GB-s on arm64 and "
+            f"{PRICE_PER_GB_S['x86_64']:.10f} on x86_64 (US East, first tier, Lambda's price list on "
+            f"{PRICES_AS_OF}). A run on an idle machine fills this table.",
+            "",
+        ]
+    if model is not None:
+        rows, cpu, rest = model
+        lines += [
+            "## Memory size: first-sync time and cost per 1,000 articles (modelled)",
+            "",
+            "Only 2 cores can be measured here. From the real-shaped run above, per 1,000 articles: "
+            f"{cpu:.1f} s of work that the render processes divide among CPUs and {rest:.1f} s that they do "
+            "not (downloads, writes, round trips). Lambda gives one vCPU per 1,769 MB; at `c` vCPUs the "
+            "model is `rest + cpu / c` (one Lambda vCPU taken as one core of this machine). Costs are "
+            f"duration only, at {PRICE_PER_GB_S['arm64']:.10f} USD per GB-s (arm64) and "
+            f"{PRICE_PER_GB_S['x86_64']:.10f} (x86_64), US East, first tier, Lambda's price list on "
+            f"{PRICES_AS_OF}.",
+            "",
+            "| memory | vCPUs | first sync per 1,000 articles (modelled) | cost arm64 | cost x86_64 |",
+            "|---|---|---|---|---|",
+        ]
+        for row in rows:
+            lines.append(
+                f"| {row.memory_mb} MB | {row.vcpus:.1f} | {row.seconds_per_1000:.1f} s | "
+                f"${row.cost_per_1000['arm64']:.4f} | ${row.cost_per_1000['x86_64']:.4f} |"
+            )
+        lines += [""]
+    lines += [
+        "## The targets of this run",
+        "",
+        targets_text(targets(results)),
+        "",
+        "A target not met is not met: the figure says by how much, on this shared machine.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]

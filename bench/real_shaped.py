@@ -1,0 +1,166 @@
+"""The first sync of a real-shaped repository (``real_corpus``): today's sequential path against the
+parallel one in the same run, their output compared byte for byte, and the parallel path's peak memory.
+
+*Sequential* is the worker with ``RENDER_PROCESSES=1`` and no read-ahead: every chunk downloaded, rendered
+in this process and written, one after the other, as before. *Parallel* is the default: rendering in one
+worker process per CPU (``os.sched_getaffinity``), the next chunk read while this one is written.
+
+Memory is the proportional set size (PSS, shared pages split between the processes that share them)
+of this process and its render processes together, sampled every 20 ms while the sync runs, above its
+level before the sync (as tracemalloc's figures are above theirs): what the sync adds to a Lambda
+environment's memory, children included (tracemalloc sees only this process's heap).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import real_corpus
+from bench.measure import Measured
+from bench.ours import run_push
+from bench.rig import Rig
+from function.store.backends import open_database
+from function.store.connection import connection
+from tests.kit.github_fixtures import GitHubClientParts
+
+SEQUENTIAL: dict[str, Any] = {"render_processes": 1, "read_ahead": False}
+_SAMPLE_S = 0.02
+
+
+@dataclass
+class RealShaped:
+    n: int
+    corpus_mb: float
+    sequential: Measured | None
+    parallel: Measured
+    processes: int
+    identical: bool | None  # parallel's stored articles byte for byte the sequential's (None: not compared)
+    peak_pss_bytes: int | None
+
+
+def measure(rig: Rig, parts: GitHubClientParts, n: int, *, compare: bool, sample_memory: bool) -> RealShaped:
+    """Seed an N-article real-shaped repository and first-sync it (sequentially too, with ``compare``)."""
+    from function.articles.fork_pool import available_cpus
+
+    repository = f"octo/real-{n}"
+    files = real_corpus.repository(n)
+    rig.github.set_files(files, repo=repository)
+    _prewarm_tarball(rig, parts, repository)
+    sequential: Measured | None = None
+    names = {"parallel": f"bench_real_par_{n}", "sequential": f"bench_real_seq_{n}"}
+    try:
+        if compare:
+            rig.fresh_database(names["sequential"], repository)
+            sequential = _first_sync(rig, parts, names["sequential"], repository, SEQUENTIAL)
+        rig.fresh_database(names["parallel"], repository)
+        with _pss_sampler(enabled=sample_memory) as peak:
+            parallel = _first_sync(rig, parts, names["parallel"], repository, {})
+        identical = _same_articles(rig, names["sequential"], names["parallel"]) if compare else None
+    finally:
+        for name in names.values():
+            rig.drop_database(name)
+    return RealShaped(
+        n=n,
+        corpus_mb=sum(len(v) for k, v in files.items() if k.startswith("articles/")) / 1e6,
+        sequential=sequential,
+        parallel=parallel,
+        processes=available_cpus(),
+        identical=identical,
+        peak_pss_bytes=peak[0] if sample_memory else None,
+    )
+
+
+def _first_sync(
+    rig: Rig, parts: GitHubClientParts, name: str, repository: str, options: dict[str, Any]
+) -> Measured:
+    db = open_database(rig.relayed_url(name))
+    try:
+        measured = run_push(rig, parts.source, db, repository, f"first-{name}", worker_options=options)
+    finally:
+        db.close()
+    if measured.notes.get("written") != measured.notes.get("processed"):
+        raise RuntimeError(f"{name}: not every article was written: {measured.notes}")
+    return measured
+
+
+def _same_articles(rig: Rig, first: str, second: str) -> bool:
+    """Whether two databases hold the same articles: every slug's Markdown, HTML, title and tags."""
+    rows = []
+    for name in (first, second):
+        db = open_database(rig.direct_url(name))
+        with connection(db):
+            cursor = db.execute_sql(
+                "SELECT slug, title, content, content_html, content_hash, tags_hash, publish "
+                "FROM articles ORDER BY slug"
+            )
+            rows.append(cursor.fetchall())
+        db.close()
+    return bool(rows[0]) and rows[0] == rows[1]
+
+
+@contextlib.contextmanager
+def _pss_sampler(*, enabled: bool) -> Iterator[list[int]]:
+    """The peak of (this process + its children)'s PSS while the block runs, in ``peak[0]`` (bytes)."""
+    peak = [0]
+    if not enabled:
+        yield peak
+        return
+    stop = threading.Event()
+
+    base = _pss_tree(os.getpid())
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], _pss_tree(os.getpid()) - base)
+            stop.wait(_SAMPLE_S)
+
+    sampler = threading.Thread(target=sample, name="pss-sampler", daemon=True)
+    sampler.start()
+    try:
+        yield peak
+    finally:
+        stop.set()
+        sampler.join()
+
+
+def _pss_tree(pid: int) -> int:
+    """PSS of ``pid`` and of its children running the same program (the render processes, not the
+    throwaway MariaDB), in bytes; 0 for what has ended."""
+    total = _pss(pid)
+    program = os.readlink(f"/proc/{pid}/exe")
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for child in (task / "children").read_text().split():
+                if os.readlink(f"/proc/{child}/exe") == program:
+                    total += _pss(int(child))
+    return total
+
+
+def _pss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _prewarm_tarball(rig: Rig, parts: GitHubClientParts, repository: str) -> None:
+    """Have the stand-in (in this process) build the head's tarball before anything is measured: its
+    gzip and its copy of the archive are GitHub's work, not the sync's time or memory."""
+    token = parts.auth.installation_token(1)
+    head = rig.github.head(repo=repository)
+    answer = parts.http.request(
+        "GET",
+        f"{rig.github.url}/repos/{repository}/tarball/{head}",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    if answer.status != 200:
+        raise RuntimeError(f"could not prewarm the tarball: {answer.status}")
