@@ -11,8 +11,10 @@ Decisions:
 * Only regular files count; symlinked files are skipped, as the GitHub source skips symlink blobs (git
   stores the link, not the file). The root and the articles folder may be symlinks, but no file outside
   the resolved root is ever read.
+* ``<root>/books/<slug>/`` holds Zenn books: their config, chapter and cover files are listed as
+  ``book_files`` (``function.articles.book_paths`` says which), under the same rules.
 * ``head_sha`` is a SHA-1 over the sorted ``(path, blob sha)`` list: it changes exactly when an article
-  file is added, removed or edited, and needs no git.
+  or book file is added, removed or edited, and needs no git.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from function.articles.book_paths import BOOKS_DIR, is_book_path
 from function.articles.parse import is_article_path
 from function.errors import SourceUnavailable
 from function.sources.gitsha import git_blob_sha
@@ -50,7 +53,32 @@ class DirectorySource:
             data = _read_regular_file(root, folder / name)
             if data is not None:
                 files.append(RepoFile(path=path, sha=git_blob_sha(data)))
-        return Snapshot(head_sha=_head_sha(files), files=tuple(files), complete=True)
+        book_files = self._book_files(root)
+        return Snapshot(
+            head_sha=_head_sha([*files, *book_files]),
+            files=tuple(files),
+            complete=True,
+            book_files=tuple(book_files),
+        )
+
+    def _book_files(self, root: Path) -> list[RepoFile]:
+        books = root / BOOKS_DIR
+        if books.is_symlink() or not books.is_dir():
+            return []
+        files = []
+        try:
+            folders = sorted(entry.name for entry in os.scandir(books) if entry.is_dir(follow_symlinks=False))
+            for folder in folders:
+                for name in sorted(entry.name for entry in os.scandir(books / folder)):
+                    path = f"{BOOKS_DIR}/{folder}/{name}"
+                    if not is_book_path(path) or not _is_utf8(path):
+                        continue
+                    data = _read_regular_file(root, root / path)
+                    if data is not None:
+                        files.append(RepoFile(path=path, sha=git_blob_sha(data), size=len(data)))
+        except OSError as exc:
+            raise SourceUnavailable(f"cannot list {books}: {exc.strerror or exc}") from None
+        return files
 
     def fetch(
         self,
@@ -69,10 +97,12 @@ class DirectorySource:
         return [self._fetch_one(root, folder, file) for file in files]
 
     def _fetch_one(self, root: Path, folder: Path, file: RepoFile) -> FetchResult:
-        if not is_article_path(file.path, self.articles_dir):
+        if is_book_path(file.path):
+            data = _read_regular_file(root, root / file.path)
+        elif is_article_path(file.path, self.articles_dir):
+            data = _read_regular_file(root, folder / file.path.rsplit("/", 1)[-1])
+        else:
             return FetchFailure(file.path, file.sha, "not an article path of this source", retryable=False)
-        name = file.path.rsplit("/", 1)[-1]
-        data = _read_regular_file(root, folder / name)
         if data is None:
             return FetchFailure(file.path, file.sha, "file is gone or cannot be read", retryable=False)
         if git_blob_sha(data) != file.sha:

@@ -43,6 +43,8 @@ class Snapshot:
     head_sha: str
     files: tuple[RepoFile, ...]
     complete: bool = True
+    # Zenn books' files (``books/<slug>/config.yaml``, chapters, cover): see function.articles.book_paths.
+    book_files: tuple[RepoFile, ...] = ()
 
 
 @dataclass(frozen=True)
