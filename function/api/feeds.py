@@ -15,6 +15,7 @@ from function.api.serialise import iso_utc
 from function.store.records import ArticleView, SitemapEntry
 
 ARTICLE_PATH = "/articles/{slug}"
+BOOK_PATH = "/books/{slug}"
 ATOM_NS = "http://www.w3.org/2005/Atom"
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 FEED_SIZE = 20
@@ -54,11 +55,14 @@ def atom_feed(user: str, articles: Sequence[ArticleView], *, site_url: str, self
     return _document(feed)
 
 
-def sitemap(entries: Sequence[SitemapEntry], *, site_url: str) -> bytes:
+def sitemap(entries: Sequence[SitemapEntry], *, site_url: str, books: Sequence[SitemapEntry] = ()) -> bytes:
+    """Every published article, then every published book (``books``), with its last change."""
     urlset = ET.Element("urlset", xmlns=SITEMAP_NS)
-    for entry in entries:
+    located = [(article_url(site_url, e.slug), e) for e in entries]
+    located += [(site_url.rstrip("/") + BOOK_PATH.format(slug=quote(e.slug, safe="")), e) for e in books]
+    for loc, entry in located:
         url = ET.SubElement(urlset, "url")
-        _text(url, "loc", article_url(site_url, entry.slug))
+        _text(url, "loc", loc)
         _text(url, "lastmod", _atom_time(max(entry.updated_at, entry.published_at)))
     return _document(urlset)
 

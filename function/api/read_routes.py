@@ -158,9 +158,10 @@ def feed(name: str) -> Response:
 def sitemap(name: str) -> Response:
     with services().store() as store:
         entries = store.sitemap_entries(name)
+        books = store.book_sitemap_entries(name) if entries is not None else []
     if entries is None:
         raise NotFound(f"no user named {name!r}")
-    body = feeds.sitemap(entries, site_url=_site_url("sitemap"))
+    body = feeds.sitemap(entries, site_url=_site_url("sitemap"), books=books)
     return Response(body, 200, content_type="application/xml; charset=utf-8")
 
 

@@ -210,7 +210,10 @@ def _normalise_body(body: str) -> str:
 
 
 def _render(
-    markdown: str, allow_raw_html: bool, asset_base_url: str | None, resolve_image: ImageResolver | None
+    markdown: str,
+    allow_raw_html: bool,
+    asset_base_url: str | None,
+    resolve_image: ImageResolver | None = None,
 ) -> Rendered:
     try:
         rendered = render_article(

@@ -65,8 +65,9 @@ def after_sync(
     (or named ``user_name``); then hand the sending to ``later``. A sync that changed nothing readers
     see and did not fail costs nothing: not one statement. Returns the endpoints queued for."""
     changes = None if isinstance(outcome, BaseException) else outcome.changes
+    books = None if isinstance(outcome, BaseException) else outcome.book_changes
     reason = failure_reason(outcome)
-    if not changes and reason is None:
+    if not changes and not books and reason is None:
         return []
     try:
         with services.store() as store:
@@ -78,15 +79,16 @@ def after_sync(
                 return []
             hooks = services.hooks(store)
             queued = []
-            if changes:
+            if changes or books:
                 queued += hooks.queue_changes(
                     user.id,
                     user.name,
-                    published=changes.published,
-                    updated=changes.updated,
-                    unpublished=changes.unpublished,
+                    published=changes.published if changes else [],
+                    updated=changes.updated if changes else [],
+                    unpublished=changes.unpublished if changes else [],
                     head_sha=None if isinstance(outcome, BaseException) else outcome.head_sha,
                     source=delivery,
+                    books=books.to_json() if books else None,
                 )
             if reason is not None:
                 summary = None if isinstance(outcome, BaseException) else outcome

@@ -13,7 +13,7 @@ import functools
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -114,10 +114,12 @@ class HookDispatcher:
         unpublished: Sequence[str],
         head_sha: str | None,
         source: str | None = None,
+        books: Mapping[str, Sequence[str]] | None = None,
     ) -> list[str]:
         """Queue ``articles.changed`` for the user's endpoints (merged into one that is still
-        pending); returns the endpoints queued for. Nothing changed: nothing queued."""
-        if not (published or updated or unpublished):
+        pending); returns the endpoints queued for. Nothing changed: nothing queued. ``books``: the
+        Zenn books that changed, by kind."""
+        if not (published or updated or unpublished or any((books or {}).values())):
             return []
         data = events.articles_changed(
             user_name,
@@ -126,6 +128,7 @@ class HookDispatcher:
             unpublished=unpublished,
             head_sha=head_sha,
             site_url=self._site_url,
+            books=books,
         )
         return self._queue(user_id, events.ARTICLES_CHANGED, data, source)
 

@@ -5,7 +5,8 @@ with slugs and addresses, never an article's content; ``function.hooks.schema`` 
 
 - ``articles.changed``: after a sync that changed what readers see, the slugs ``published`` (visible now,
   not before), ``updated`` (visible before and after, content changed) and ``unpublished`` (visible
-  before, not any more). Each entry is ``{"slug", "url", "apiPath"}``.
+  before, not any more). Each entry is ``{"slug", "url", "apiPath"}``. When Zenn books changed too,
+  ``books`` holds the same three lists of books (``/books/<slug>``); absent when none did.
 - ``sync.failed``: a delivery whose sync ended failed (a file could not be fetched, the time budget ran
   out, GitHub or the database was down).
 - ``ping``: sent by ``blog-api hooks test``.
@@ -34,6 +35,7 @@ MAX_FAILED_PATHS = 50
 # The public address of an article, under SITE_URL (as in the feed and the sitemap).
 ARTICLE_PAGE = "/articles/{slug}"
 KINDS = ("published", "updated", "unpublished")
+BOOK_PAGE = "/books/{slug}"
 
 
 def article_ref(user: str, slug: str, site_url: str | None) -> dict[str, Any]:
@@ -46,6 +48,16 @@ def article_ref(user: str, slug: str, site_url: str | None) -> dict[str, Any]:
     }
 
 
+def book_ref(user: str, slug: str, site_url: str | None) -> dict[str, Any]:
+    """``{"slug", "url", "apiPath"}`` of a Zenn book."""
+    quoted = quote(slug, safe="")
+    return {
+        "slug": slug,
+        "url": site_url.rstrip("/") + BOOK_PAGE.format(slug=quoted) if site_url else None,
+        "apiPath": f"/users/{quote(user, safe='')}/books/{quoted}",
+    }
+
+
 def articles_changed(
     user: str,
     *,
@@ -54,10 +66,22 @@ def articles_changed(
     unpublished: Sequence[str],
     head_sha: str | None,
     site_url: str | None,
+    books: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
-    """The ``data`` of an ``articles.changed`` event."""
+    """The ``data`` of an ``articles.changed`` event (``books``: the changed books' slugs by kind)."""
     lists = {"published": published, "updated": updated, "unpublished": unpublished}
-    return _changes_data(user, {k: list(dict.fromkeys(v)) for k, v in lists.items()}, head_sha, site_url)
+    data = _changes_data(user, {k: list(dict.fromkeys(v)) for k, v in lists.items()}, head_sha, site_url)
+    return _with_books(data, user, {k: list(dict.fromkeys(v)) for k, v in (books or {}).items()}, site_url)
+
+
+def _with_books(
+    data: dict[str, Any], user: str, books: Mapping[str, list[str]], site_url: str | None
+) -> dict[str, Any]:
+    if any(books.get(kind) for kind in KINDS):
+        data["books"] = {
+            kind: [book_ref(user, slug, site_url) for slug in books.get(kind, [])] for kind in KINDS
+        }
+    return data
 
 
 def _changes_data(
@@ -86,6 +110,16 @@ def merge_changes(older: Mapping[str, Any], newer: Mapping[str, Any], site_url: 
     """One ``articles.changed`` for two that were pending for the same endpoint: each slug once, in the
     list of its latest change, except that a slug published and then updated stays ``published`` (the
     receiver never saw it)."""
+    lists = _latest_kinds(older, newer)
+    books = _latest_kinds(older.get("books", {}), newer.get("books", {}))
+    truncated = bool(older.get("truncated")) or bool(newer.get("truncated"))
+    user = str(newer["user"])
+    return _with_books(
+        _changes_data(user, lists, newer.get("headSha"), site_url, truncated), user, books, site_url
+    )
+
+
+def _latest_kinds(older: Mapping[str, Any], newer: Mapping[str, Any]) -> dict[str, list[str]]:
     kind_of: dict[str, str] = {}
     for data in (older, newer):
         for kind in KINDS:
@@ -97,8 +131,7 @@ def merge_changes(older: Mapping[str, Any], newer: Mapping[str, Any], site_url: 
     lists: dict[str, list[str]] = {kind: [] for kind in KINDS}
     for slug, kind in kind_of.items():
         lists[kind].append(slug)
-    truncated = bool(older.get("truncated")) or bool(newer.get("truncated"))
-    return _changes_data(str(newer["user"]), lists, newer.get("headSha"), site_url, truncated)
+    return lists
 
 
 def sync_failed(

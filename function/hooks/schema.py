@@ -26,6 +26,19 @@ _ARTICLE_REF = {
 
 _ARTICLE_LIST = {"type": "array", "items": {"$ref": "#/$defs/articleRef"}}
 
+_BOOK_REF = {
+    "type": "object",
+    "required": ["slug", "url", "apiPath"],
+    "additionalProperties": False,
+    "properties": {
+        "slug": {"type": "string", "minLength": 1},
+        "url": {"type": ["string", "null"], "description": "SITE_URL + /books/<slug>; null without SITE_URL"},
+        "apiPath": {"type": "string", "description": "/users/<user>/books/<slug> on the API"},
+    },
+}
+
+_BOOK_LIST = {"type": "array", "items": {"$ref": "#/$defs/bookRef"}}
+
 
 def _event(type_name: str, data: dict[str, Any]) -> dict[str, Any]:
     return {
@@ -56,6 +69,17 @@ EVENT_SCHEMA: dict[str, Any] = {
                     "updated": _ARTICLE_LIST,
                     "unpublished": _ARTICLE_LIST,
                     "headSha": _NULLABLE_STRING,
+                    "books": {
+                        "type": "object",
+                        "description": "the Zenn books that changed; absent when none did",
+                        "required": ["published", "updated", "unpublished"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "published": _BOOK_LIST,
+                            "updated": _BOOK_LIST,
+                            "unpublished": _BOOK_LIST,
+                        },
+                    },
                     "truncated": {
                         "type": "boolean",
                         "description": "true: more than 500 slugs changed and the lists are cut; "
@@ -95,5 +119,5 @@ EVENT_SCHEMA: dict[str, Any] = {
             },
         ),
     ],
-    "$defs": {"articleRef": _ARTICLE_REF},
+    "$defs": {"articleRef": _ARTICLE_REF, "bookRef": _BOOK_REF},
 }

@@ -11,10 +11,12 @@ Decisions:
 * Only regular files count; symlinked files are skipped, as the GitHub source skips symlink blobs (git
   stores the link, not the file). The root and the articles folder may be symlinks, but no file outside
   the resolved root is ever read.
-* ``head_sha`` is a SHA-1 over the sorted ``(path, blob sha)`` list: it changes exactly when a file is
-  added, removed or edited, and needs no git.
+* ``<root>/books/<slug>/`` holds Zenn books: their config, chapter and cover files are listed as
+  ``book_files`` (``function.articles.book_paths`` says which), under the same rules.
+* ``head_sha`` is a SHA-1 over the sorted ``(path, blob sha)`` list: it changes exactly when an article
+  or book file is added, removed or edited, and needs no git.
 * The other files (``Snapshot.others``, where images come from) are every regular file under the root
-  outside dot-folders.
+  outside dot-folders that is not an article (books' files included).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from function.articles.book_paths import BOOKS_DIR, is_book_path
 from function.articles.parse import is_article_path
 from function.errors import SourceUnavailable
 from function.sources.gitsha import git_blob_sha
@@ -52,10 +55,34 @@ class DirectorySource:
             data = _read_regular_file(root, folder / name)
             if data is not None:
                 files.append(RepoFile(path=path, sha=git_blob_sha(data)))
+        book_files = self._book_files(root)
         others = _other_files(root, {f.path for f in files})
         return Snapshot(
-            head_sha=_head_sha([*files, *others]), files=tuple(files), complete=True, others=others
+            head_sha=_head_sha([*files, *others]),
+            files=tuple(files),
+            complete=True,
+            book_files=tuple(book_files),
+            others=others,
         )
+
+    def _book_files(self, root: Path) -> list[RepoFile]:
+        books = root / BOOKS_DIR
+        if books.is_symlink() or not books.is_dir():
+            return []
+        files = []
+        try:
+            folders = sorted(entry.name for entry in os.scandir(books) if entry.is_dir(follow_symlinks=False))
+            for folder in folders:
+                for name in sorted(entry.name for entry in os.scandir(books / folder)):
+                    path = f"{BOOKS_DIR}/{folder}/{name}"
+                    if not is_book_path(path) or not _is_utf8(path):
+                        continue
+                    data = _read_regular_file(root, root / path)
+                    if data is not None:
+                        files.append(RepoFile(path=path, sha=git_blob_sha(data), size=len(data)))
+        except OSError as exc:
+            raise SourceUnavailable(f"cannot list {books}: {exc.strerror or exc}") from None
+        return files
 
     def fetch(
         self,
@@ -74,7 +101,9 @@ class DirectorySource:
         return [self._fetch_one(root, folder, file) for file in files]
 
     def _fetch_one(self, root: Path, folder: Path, file: RepoFile) -> FetchResult:
-        if is_article_path(file.path, self.articles_dir):
+        if is_book_path(file.path):
+            data = _read_regular_file(root, root / file.path)
+        elif is_article_path(file.path, self.articles_dir):
             data = _read_regular_file(root, folder / file.path.rsplit("/", 1)[-1])
         elif _is_plain_path(file.path):
             # Another file of the tree (an image): read under the root, never outside it.

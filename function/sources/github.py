@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from function.articles.book_paths import is_book_path
 from function.articles.ignored import is_ignored_name
 from function.errors import BodyTooLarge, HttpError, SourcePermanentError, SourceUnavailable
 from function.github.app_auth import API_VERSION, GITHUB_JSON, is_rate_limited
@@ -219,30 +220,27 @@ class GitHubSource:
             data = response.json()
             entries = data["tree"]
             truncated = bool(data.get("truncated", False))
-            files = [self._article_file(entry) for entry in entries]
-            others = [_other_file(entry) for entry, file in zip(entries, files, strict=True) if file is None]
+            blobs = sorted((f for f in map(_blob, entries) if f is not None), key=lambda f: f.path)
         except (ValueError, KeyError, TypeError, AttributeError):
             raise SourceUnavailable(f"{repo.full_name}: unreadable tree listing at {head}") from None
         if truncated:
             logger.warning(
                 "GitHub tree listing truncated", extra={"repository": repo.full_name, "head_sha": head}
             )
-        articles = sorted((f for f in files if f is not None), key=lambda f: f.path)
-        rest = tuple(f for f in others if f is not None)
-        return Snapshot(head_sha=head, files=tuple(articles), complete=not truncated, others=rest)
+        articles = tuple(f for f in blobs if self._is_article(f.path))
+        books = tuple(f for f in blobs if is_book_path(f.path))
+        # Every other blob (books' files included): where the images readers see come from.
+        others = tuple(f for f in blobs if not self._is_article(f.path) and _SHA_RE.match(f.sha))
+        return Snapshot(
+            head_sha=head, files=articles, complete=not truncated, book_files=books, others=others
+        )
 
-    def _article_file(self, entry: Mapping[str, Any]) -> RepoFile | None:
-        path, sha = entry["path"], entry.get("sha")
-        if entry.get("type") != "blob" or entry.get("mode") == _SYMLINK_MODE:
-            return None
+    def _is_article(self, path: str) -> bool:
         prefix = f"{self.articles_dir}/" if self.articles_dir else ""
-        if not isinstance(path, str) or not path.startswith(prefix):
-            return None
         name = path[len(prefix) :]
-        if "/" in name or not name.endswith(".md") or is_ignored_name(name) or not isinstance(sha, str):
-            return None
-        size = entry.get("size")
-        return RepoFile(path=path, sha=sha.lower(), size=size if isinstance(size, int) else None)
+        return (
+            path.startswith(prefix) and "/" not in name and name.endswith(".md") and not is_ignored_name(name)
+        )
 
     # -- fetch -------------------------------------------------------------------------------------
 
@@ -387,12 +385,12 @@ class GitHubSource:
         return found
 
 
-def _other_file(entry: Mapping[str, Any]) -> RepoFile | None:
-    """A regular-file blob of the listing that is not an article (an image, perhaps), else None."""
+def _blob(entry: Mapping[str, Any]) -> RepoFile | None:
+    """A regular-file blob of the tree listing (symlinks and submodules are not files)."""
     path, sha, size = entry["path"], entry.get("sha"), entry.get("size")
     if entry.get("type") != "blob" or entry.get("mode") == _SYMLINK_MODE:
         return None
-    if not isinstance(path, str) or not isinstance(sha, str) or not _SHA_RE.match(sha.lower()):
+    if not isinstance(path, str) or not isinstance(sha, str):
         return None
     return RepoFile(path=path, sha=sha.lower(), size=size if isinstance(size, int) else None)
 

@@ -46,6 +46,8 @@ class Snapshot:
     # Every other regular file of the tree (not the articles): where the images readers see come from
     # (``function.assets``). Fetched with ``fetch`` like the articles.
     others: tuple[RepoFile, ...] = ()
+    # Zenn books' files (``books/<slug>/config.yaml``, chapters, cover): see function.articles.book_paths.
+    book_files: tuple[RepoFile, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@
 ``PeeweeStore(db)`` runs every query against the database it was given (queries are bound to it
 explicitly, so two stores on two databases never interfere). It is composed of one part per concern,
 each its own object on one ``Session``: ``users``, ``locks``, ``reconcile``, ``deliveries``, ``reads``,
-``hooks`` (the outgoing webhooks) and ``sweep_state``; the parts' methods are also the store's own, under
-the same names. Writes that must be all-or-nothing run in one transaction; connection failures surface
-as ``function.errors.DatabaseUnavailable`` (retryable). How long a connection lives is decided in
-``function.store.connection`` alone.
+``hooks`` (the outgoing webhooks), ``sweep_state``, and ``books`` and ``book_reads`` (Zenn books); the
+parts' methods are also the store's own, under the same names. Writes that must be all-or-nothing run in
+one transaction; connection failures surface as ``function.errors.DatabaseUnavailable`` (retryable). How
+long a connection lives is decided in ``function.store.connection`` alone.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from collections.abc import Iterator
 import peewee
 
 from function.store.base import session_of
+from function.store.book_reads import BookReadQueries
+from function.store.books import BookQueries
 from function.store.connection import Session, job_session
 from function.store.deliveries import DeliveryQueries
 from function.store.forward import Forward
@@ -41,6 +43,8 @@ class PeeweeStore:
         self.reads = ReadQueries(self.session)
         self.hooks = HookStore(self.session)
         self.turns = JobTurnQueries(self.session, self.locks, self.reconcile, self.deliveries)
+        self.books = BookQueries(self.session)
+        self.book_reads = BookReadQueries(self.session)
 
     @property
     def db(self) -> peewee.Database:
@@ -88,6 +92,16 @@ class PeeweeStore:
     find_user_by_account = Forward("users", UserQueries.find_user_by_account)
     account_of = Forward("users", UserQueries.account_of)
     link_account = Forward("users", UserQueries.link_account)
+    # Zenn books: the sync's side, then the read side
+    load_book_index = Forward("books", BookQueries.load_book_index)
+    load_book_failures = Forward("books", BookQueries.load_book_failures)
+    remember_book_failures = Forward("books", BookQueries.remember_book_failures)
+    apply_book = Forward("books", BookQueries.apply_book)
+    archive_books = Forward("books", BookQueries.archive_books)
+    published_books_page = Forward("book_reads", BookReadQueries.published_books_page)
+    published_book = Forward("book_reads", BookReadQueries.published_book)
+    published_chapter = Forward("book_reads", BookReadQueries.published_chapter)
+    book_sitemap_entries = Forward("book_reads", BookReadQueries.book_sitemap_entries)
 
 
 @contextlib.contextmanager

@@ -376,3 +376,78 @@ def schema_differences(db: peewee.Database | peewee.DatabaseProxy) -> list[str]:
             if not column.null and column.default is None and not column.primary_key:
                 differences.append(f"{table}.{name} is not known to this version and is NOT NULL")
     return differences
+
+
+# --- Zenn books: a book per folder books/<slug>/, its chapters, and the books that failed -------------
+
+
+class Book(BaseModel):
+    """A Zenn book: what its ``config.yaml`` says (``config``: the parsed form as JSON, so a push that
+    changes only a chapter needs not fetch the config again) and where its files are."""
+
+    id = peewee.AutoField()
+    # No separate index on user_id: the unique (user_id, slug) index starts with it.
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
+    slug = TextKeyField(max_length=64)
+    config_path = TextKeyField(max_length=1024)
+    config_sha = StringField(max_length=64)
+    config = LongTextField()
+    title = Utf8TextField()
+    summary = Utf8TextField()
+    tags = Utf8TextField()  # JSON list of tag paths
+    cover = Utf8TextField(null=True)  # repository path of cover.png/.jpg/...
+    cover_sha = StringField(max_length=64, null=True)
+    chapter_count = peewee.IntegerField(default=0)
+    content_hash = StringField(max_length=64)
+    publish = peewee.BooleanField(default=False)
+    archived = peewee.BooleanField(default=False)
+    published_at = UtcDateTimeField(null=True)
+    archived_at = UtcDateTimeField(null=True)
+    created_at = UtcDateTimeField()
+    updated_at = UtcDateTimeField()
+
+    class Meta:
+        table_name = "books"
+        indexes = (
+            (("user", "slug"), True),
+            (("user", "publish", "archived", "published_at"), False),
+        )
+
+
+class BookChapter(BaseModel):
+    id = peewee.AutoField()
+    # No separate index on book_id: the unique (book_id, slug) index starts with it.
+    book = peewee.ForeignKeyField(Book, on_delete="CASCADE", column_name="book_id", index=False)
+    slug = TextKeyField(max_length=64)
+    path = TextKeyField(max_length=1024)
+    blob_sha = StringField(max_length=64)
+    title = Utf8TextField()
+    position = peewee.IntegerField()
+    content = LongTextField()
+    content_html = LongTextField()
+    toc = LongTextField()  # JSON [{"level", "id", "text"}]
+    content_hash = StringField(max_length=64)
+    created_at = UtcDateTimeField()
+    updated_at = UtcDateTimeField()
+
+    class Meta:
+        table_name = "book_chapters"
+        indexes = ((("book", "slug"), True),)
+
+
+class FailedBook(BaseModel):
+    """A book that failed to parse, by the file that broke it and that file's blob: while that file is
+    unchanged, a push neither fetches nor parses the book again; it is reported from here."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
+    slug = TextKeyField(max_length=255)
+    path = TextKeyField(max_length=1024)
+    blob_sha = StringField(max_length=64)
+    message = Utf8TextField()
+
+    class Meta:
+        table_name = "failed_books"
+        primary_key = peewee.CompositeKey("user", "slug")
+
+
+MODELS = (*MODELS, Book, BookChapter, FailedBook)

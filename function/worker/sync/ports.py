@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from function.articles.parsed import ParsedArticle
+from function.store.book_records import BookWrite, StoredBook
 from function.store.job_turns import DeliveryStart, OpenedPush
 from function.store.records import (
     ApplyResult,
@@ -74,8 +75,27 @@ class DeliveryLog(Protocol):
     def finish_and_release(self, user_id: int, delivery_id: str, /, **finish: Any) -> None: ...
 
 
-class WorkerStore(ArticleWrites, DeliveryLog, Protocol):
-    """Everything the worker asks of the store: the two ports above, users and their locks."""
+class BookStore(Protocol):
+    """Zenn books: their index, one book's write, archiving, and the books that failed
+    (``function.store.books.BookQueries``)."""
+
+    def load_book_index(self, user_id: int) -> Mapping[str, StoredBook]: ...
+
+    def load_book_failures(self, user_id: int) -> Mapping[str, RememberedFailure]: ...
+
+    def remember_book_failures(
+        self, user_id: int, failures: Sequence[RememberedFailure], forget_slugs: Sequence[str]
+    ) -> None: ...
+
+    def apply_book(
+        self, user_id: int, write: BookWrite, stored: StoredBook | None, now: datetime
+    ) -> str | None: ...
+
+    def archive_books(self, user_id: int, slugs: Sequence[str], now: datetime) -> list[str]: ...
+
+
+class WorkerStore(ArticleWrites, DeliveryLog, BookStore, Protocol):
+    """Everything the worker asks of the store: the ports above, users and their locks."""
 
     def installation_user_locked(
         self, installation_id: int, timeout_s: float

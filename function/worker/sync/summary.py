@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from function.store.book_records import BookChanges
 from function.store.records import Outcome
 from function.worker.changes import ReaderChanges
 
@@ -52,6 +53,8 @@ class SyncSummary:
     left: list[str] = field(default_factory=list)
     # What readers see change (published, updated, unpublished slugs), for the outgoing webhooks.
     changes: ReaderChanges = field(default_factory=ReaderChanges)
+    # The same for Zenn books (None: no book was synced); the counts above include the books.
+    book_changes: BookChanges | None = None
 
     @property
     def retryable(self) -> bool:

@@ -27,8 +27,9 @@ from function.store.steps import is_store_error
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.budget import COMMIT_MARGIN_S, READ_CHUNK_BYTES, READ_CHUNK_FILES
+from function.worker.sync.books import BookSync
 from function.worker.sync.chunked import ChunkedSync, Progress
-from function.worker.sync.plan import Known, Planner
+from function.worker.sync.plan import Known, Planner, ReadPlan
 from function.worker.sync.ports import WorkerStore
 from function.worker.sync.reading import ChunkReader
 from function.worker.sync.records import DeliveryRecorder
@@ -38,6 +39,9 @@ from function.worker.sync.write_failures import failure_text, worded_before_writ
 from function.worker.sync.writing import ArticleWriter
 
 log = logging.getLogger(__name__)
+
+# What a delivery's "files left" names when the time budget left no room for the books.
+BOOKS_LEFT = "books/"
 
 Clock = Callable[[], datetime]
 
@@ -104,7 +108,11 @@ class Worker:
             archive_max_articles=archive_max_articles,
         )
         self._chunked = ChunkedSync(reader, writer, commit_margin_s=commit_margin_s, read_ahead=read_ahead)
+        self._commit_margin_s = commit_margin_s
         self._recorder = DeliveryRecorder(store, clock)
+        self._books = BookSync(
+            store, source, clock=clock, allow_raw_html=allow_raw_html, asset_base_url=asset_base_url
+        )
         self._replays = Replays(store, self._recorder)
 
     def process_push(
@@ -191,6 +199,7 @@ class Worker:
             plan = self._planner.plan(self._source.snapshot(repo), known)
             first = self._chunked.first_chunk(repo, plan, deadline)
             summary = self._chunked.run(user.id, repo, plan, known, deadline, first=first)
+            self._sync_books(user.id, repo, plan, summary, deadline)
         except Exception as exc:
             self._recorder.finish_failed(delivery, failure_text(exc)[:2000])
             raise
@@ -226,4 +235,26 @@ class Worker:
                 self._store.pin_repository(user.id, repository, None)
             known = self._load_known(user.id)
             plan = self._planner.plan(self._source.snapshot(repo), known, rebuild=rebuild)
-            return self._chunked.run(user.id, repo, plan, known, deadline, progress=progress)
+            summary = self._chunked.run(user.id, repo, plan, known, deadline, progress=progress)
+            self._sync_books(user.id, repo, plan, summary, deadline, rebuild=rebuild)
+            return summary
+
+    def _sync_books(
+        self,
+        user_id: int,
+        repo: RepoRef,
+        plan: ReadPlan,
+        summary: SyncSummary,
+        deadline: Deadline,
+        *,
+        rebuild: bool = False,
+    ) -> None:
+        """Sync the Zenn books of the same listing once the articles are committed; not when the time
+        budget left article files for the next run (the books then wait for it too), nor when it leaves
+        less than the commit margin: the books are then left, named ``books/``, and the retry syncs them."""
+        if summary.left:
+            return
+        if plan.snapshot.book_files and not deadline.allows(self._commit_margin_s):
+            summary.left.append(BOOKS_LEFT)
+            return
+        self._books.run(user_id, repo, plan.snapshot, rebuild=rebuild).add_to(summary)
