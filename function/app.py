@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Flask
 
-from function.api import book_routes, health, http_errors, read_routes, static_routes
+from function.api import asset_routes, book_routes, health, http_errors, read_routes, static_routes
 from function.errors import ConfigError
 from function.events import route as events_route
 from function.observability.logs import configure_logging
@@ -54,6 +54,7 @@ def create_app(
     app.register_blueprint(read_routes.blueprint)
     app.register_blueprint(book_routes.blueprint)
     app.register_blueprint(static_routes.blueprint)
+    app.register_blueprint(asset_routes.blueprint)
     return app
 
 

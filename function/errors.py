@@ -177,6 +177,11 @@ class HookUrlRefused(Exception):
     Lambda, multicast, the metadata service). The message names the rule, never the URL's path."""
 
 
+class AssetStoreError(Exception):
+    """The asset store (the folder, or S3) could not store an image: worth retrying, like a source
+    that is down. The message names the key, never a credential."""
+
+
 class StoreStepFailed(Exception):
     """A database statement of a sync failed for a reason a retry does not cure (a refused statement, a
     constraint). The message says in words which step of which chunk failed, that its transaction was

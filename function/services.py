@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     # none of their modules (each is imported where it is first built).
     import peewee
 
+    from function.assets.port import AssetStore
     from function.github.installations import InstallationState
     from function.hooks.after_sync import Later
     from function.hooks.dispatch import HookDispatcher
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from function.sources.port import ArticleSource
     from function.store.facade import PeeweeStore
     from function.worker.sync import SyncSummary, Worker
-    from function.worker.sync.ports import WorkerStore
 
 InstallationLookup = Callable[[int], "InstallationState | None"]
 
@@ -48,6 +48,7 @@ class Services:
         metrics: MetricsSink | None = None,
         installation_lookup: InstallationLookup | None = None,
         hook_parts: HookParts | None = None,
+        asset_store: AssetStore | None = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
@@ -60,6 +61,7 @@ class Services:
         self._lookup_built = installation_lookup is not None
         self._hook_parts = hook_parts  # built on first use
         self._hook_parts_built = False
+        self._asset_store = asset_store  # function.assets.port.AssetStore, built on first use
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
@@ -132,9 +134,10 @@ class Services:
                 self._installation_lookup = build_installation_lookup(self.settings)
             return self._installation_lookup
 
-    def worker(self, store: WorkerStore) -> Worker:
+    def worker(self, store: PeeweeStore) -> Worker:
         from zoneinfo import ZoneInfo
 
+        from function.assets.wiring import asset_sync
         from function.worker.sync import Worker, utc_now
 
         return Worker(
@@ -145,9 +148,19 @@ class Services:
             timezone=ZoneInfo(self.settings.article_timezone),
             asset_base_url=self.settings.asset_base_url,
             clock=self._clock or utc_now,
+            assets=asset_sync(self.settings, store.db, self.asset_store(), self.source()),
             first_push_pins=self.settings.source_dir is not None,
             render_processes=self.settings.render_processes,
         )
+
+    def asset_store(self) -> AssetStore:
+        """Where the repository's images are stored (``function.assets.wiring.asset_store``)."""
+        with self._lock:
+            if self._asset_store is None:
+                from function.assets.wiring import asset_store
+
+                self._asset_store = asset_store(self.settings)
+            return self._asset_store
 
     def hooks(self, store: PeeweeStore) -> HookDispatcher:
         """The outgoing webhooks' dispatcher on ``store``'s connection (``function.hooks``)."""

@@ -1,5 +1,5 @@
 """The blog-api stack: wires the components together and exports functionName, functionArn, apiUrl,
-webhookUrl, and the network's vpcId and privateSubnetIds (which ``shared`` stacks read)."""
+webhookUrl, assetDomain, and the network's vpcId and privateSubnetIds (which ``shared`` stacks read)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ import pulumi_aws as aws
 from infra.alarms import Alarms, AlarmsArgs
 from infra.api import Api, ApiArgs
 from infra.artifact import function_code
+from infra.assets import Assets, AssetsArgs
 from infra.config import ConfigError, StackConfig
 from infra.environment import parameter_variables, plain_variables
 from infra.function import Function, FunctionArgs
 from infra.network import Network, NetworkArgs, NetworkError, region_zones, usable_zones
 from infra.schedule import Schedule, ScheduleArgs
+from shared import names
 
 # Everything that can refuse the stack runs before the first resource is registered: a bad value never
 # leaves half a stack behind. RunError prints its message without a traceback.
@@ -66,6 +68,18 @@ network = Network(
     ),
 )
 
+# The images' bucket and distribution come before the function, whose environment names them.
+assets = Assets(
+    f"{prefix}-assets",
+    AssetsArgs(
+        physical_prefix=prefix,
+        region=region,
+        vpc_id=network.vpc_id,
+        # Only a VPC of this stack's own has route tables the program may add the S3 endpoint to.
+        route_table_ids=network.private_route_table_ids if config.network.mode == "nat" else None,
+    ),
+)
+
 function = Function(
     f"{prefix}-app",
     FunctionArgs(
@@ -79,7 +93,7 @@ function = Function(
         log_retention_days=config.log_retention_days,
         subnet_ids=network.subnet_ids,
         security_group_ids=network.security_group_ids,
-        environment=plain_variables(config, region, github_app_id, account_id),
+        environment={**plain_variables(config, region, github_app_id, account_id), **assets.environment()},
         parameter_names=parameter_variables(config),
         maximum_event_age_seconds=config.maximum_event_age_seconds,
         ssm_kms_key_arn=config.ssm_kms_key_arn,
@@ -90,6 +104,9 @@ function = Function(
         import_log_group=config.log_group_import,
     ),
 )
+
+# The role is named after the function; the policy waits for the function's resources (its role).
+assets.grant(f"{names.function_name(prefix)}-role", pulumi.ResourceOptions(depends_on=[function]))
 
 api = Api(
     f"{prefix}-api",
@@ -136,6 +153,7 @@ pulumi.export("functionName", function.name)
 pulumi.export("functionArn", function.arn)
 pulumi.export("apiUrl", api.url)
 pulumi.export("webhookUrl", api.webhook_url)
+pulumi.export("assetDomain", assets.domain_name)
 # For the stacks that share this network (networkMode shared: review stacks use dev's).
 pulumi.export("vpcId", network.vpc_id)
 pulumi.export("privateSubnetIds", network.subnet_ids)

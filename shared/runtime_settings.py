@@ -164,6 +164,29 @@ def _time_zone(value: str) -> str | None:
     return None
 
 
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value.replace("_", ""))
+    except ValueError:
+        raise SettingProblem("must be a whole number") from None
+    if number <= 0:
+        raise SettingProblem("must be greater than 0")
+    return number
+
+
+def _relative_folder(value: str) -> str:
+    folder = value.strip("/")
+    if not folder or ".." in folder.split("/"):
+        raise SettingProblem("must be a folder of the repository, such as 'images'")
+    return folder
+
+
+def _asset_url(value: str) -> str:
+    if not value.startswith(("https://", "http://", "/")) or any(c in value for c in " \"'<>?#"):
+        raise SettingProblem("must be an http(s) URL or a path starting with '/', without query or fragment")
+    return value.rstrip("/")
+
+
 @declared_settings
 class RuntimeSettings:
     """The declarations; ``function.settings.Settings`` is the class that reads and checks them."""
@@ -321,11 +344,12 @@ class RuntimeSettings:
         parse=_flag,
         default=False,
     )
-    # Base for repository images (/images/...): a CDN or a public repository's raw URL. None: left as is.
+    # Base for repository images (/images/...) hosted elsewhere. None: the asset store serves them.
     asset_base_url: str | None = setting(
         env="ARTICLE_ASSET_BASE_URL",
-        doc="http(s) base for repository images (`/images/…`), e.g. a CDN or a repository's raw URL; unset: "
-        "left as is, with a warning in the sync",
+        doc="http(s) base for repository images (`/images/…`) hosted elsewhere, e.g. a CDN or a public "
+        "repository's raw URL; set, it wins: sources are rewritten against it and no image is copied to the "
+        "asset store ([Repository images](articles.md#repository-images))",
         parse=_asset_base_url,
         default=None,
         strip=True,
@@ -399,6 +423,61 @@ class RuntimeSettings:
         "start-up",
         parse=_flag,
         default=False,
+    )
+
+    # Repository images (docs/articles.md#images): which files, where they are stored, how large.
+    images_dir: str = setting(
+        env="ARTICLE_IMAGES_DIR",
+        doc="folder of the repository whose files are images for readers (any other file an article "
+        "points at is one too)",
+        parse=_relative_folder,
+        default="images",
+        strip=True,
+    )
+    asset_bucket: str | None = setting(
+        env="ASSET_BUCKET",
+        doc="S3 bucket that stores the images (the program sets the stack's own bucket); unset: the folder "
+        "`ASSET_DIR`",
+        parse=_text,
+        default=None,
+        strip=True,
+    )
+    asset_dir: str = setting(
+        env="ASSET_DIR",
+        doc="folder that stores the images when `ASSET_BUCKET` is unset; the app serves it at "
+        "`/assets/<key>`",
+        parse=_text,
+        default=".data/assets",
+        strip=True,
+    )
+    asset_url: str = setting(
+        env="ASSET_URL",
+        doc="base URL of the stored images in `contentHtml` (the program sets the stack's CloudFront "
+        "domain); the default is the app's own `/assets`, root-relative",
+        parse=_asset_url,
+        default="/assets",
+        strip=True,
+    )
+    asset_max_bytes: int = setting(
+        env="ASSET_MAX_BYTES",
+        doc="largest image stored, in bytes; a larger one is a warning and is not downloaded",
+        parse=_positive_int,
+        default=5 * 1024 * 1024,
+        default_doc="5242880 (5 MiB)",
+    )
+    asset_push_max_bytes: int = setting(
+        env="ASSET_PUSH_MAX_BYTES",
+        doc="most image bytes downloaded by one sync; the rest wait for the next push",
+        parse=_positive_int,
+        default=100 * 1024 * 1024,
+        default_doc="104857600 (100 MiB)",
+    )
+    asset_grace_days: int = setting(
+        env="ASSET_GRACE_DAYS",
+        doc="days a stored image is kept after it left the repository and no article points at it, before "
+        "the scheduled sweep deletes it",
+        parse=_positive_int,
+        default=7,
     )
 
 

@@ -248,3 +248,31 @@ def test_a_new_declaration_has_its_row_in_the_documentation() -> None:
     rows = table(WithRetries).splitlines()
     assert rows[-1] == "| `FETCH_RETRIES` | how often a failed fetch is tried again | `3` | — |"
     assert len(rows) == len(table().splitlines()) + 1
+
+
+def test_the_images_settings_default_to_a_local_folder_served_by_the_app() -> None:
+    settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s"})
+    assert (settings.images_dir, settings.asset_dir, settings.asset_url) == (
+        "images",
+        ".data/assets",
+        "/assets",
+    )
+    assert settings.asset_bucket is None
+    assert (settings.asset_max_bytes, settings.asset_grace_days) == (5 * 1024 * 1024, 7)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("ASSET_MAX_BYTES", "0"),
+        ("ASSET_MAX_BYTES", "5MB"),
+        ("ASSET_PUSH_MAX_BYTES", "-1"),
+        ("ASSET_GRACE_DAYS", "seven"),
+        ("ARTICLE_IMAGES_DIR", "../secrets"),
+        ("ASSET_URL", "javascript:alert(1)"),
+        ("ASSET_URL", "https://cdn.example.com/?x=<y>"),
+    ],
+)
+def test_a_malformed_images_setting_refuses_the_start_naming_it(variable: str, value: str) -> None:
+    with pytest.raises(ConfigError, match=variable):
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", variable: value}, lambda wanted: {})

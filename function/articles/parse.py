@@ -64,6 +64,7 @@ from function.articles.front_matter_yaml import MAX_FRONT_MATTER_CHARS as MAX_FR
 from function.articles.front_matter_yaml import YamlLoader as YamlLoader
 from function.articles.front_matter_yaml import split_front_matter as _split_front_matter
 from function.articles.front_matter_yaml import yaml_loaders as yaml_loaders
+from function.articles.images import ImageResolver
 from function.articles.parsed import ParsedArticle
 from function.articles.render import Rendered, is_safe_url, render_article
 from function.errors import ArticleParseError, RenderLimitError
@@ -84,6 +85,7 @@ def parse_article(
     timezone: tzinfo | None = None,
     yaml_loader: YamlLoader | None = None,
     asset_base_url: str | None = None,
+    resolve_image: ImageResolver | None = None,
 ) -> ParsedArticle:
     """Parse one article file in the documented article format (``yaml_loader``: one of
     ``yaml_loaders()``, the fastest when None).
@@ -113,7 +115,7 @@ def parse_article(
     warnings += (xml_chars.removal_warning(forbidden),) if forbidden else ()
 
     markdown = _normalise_body(body)
-    rendered = _render(markdown, allow_raw_html, asset_base_url)
+    rendered = _render(markdown, allow_raw_html, asset_base_url, resolve_image)
     return ParsedArticle(
         slug=slug,
         path=path,
@@ -207,9 +209,19 @@ def _normalise_body(body: str) -> str:
     return "\n".join(lines).rstrip()
 
 
-def _render(markdown: str, allow_raw_html: bool, asset_base_url: str | None) -> Rendered:
+def _render(
+    markdown: str,
+    allow_raw_html: bool,
+    asset_base_url: str | None,
+    resolve_image: ImageResolver | None = None,
+) -> Rendered:
     try:
-        rendered = render_article(markdown, allow_raw_html=allow_raw_html, asset_base_url=asset_base_url)
+        rendered = render_article(
+            markdown,
+            allow_raw_html=allow_raw_html,
+            asset_base_url=asset_base_url,
+            resolve_image=resolve_image,
+        )
     except RenderLimitError as exc:
         raise ArticleParseError(str(exc)) from None
     except RecursionError:

@@ -32,6 +32,7 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 
 from function.articles.highlight import Budget, render_fence
 from function.articles.ids import footnote_key, own_id
+from function.articles.images import ImageResolver, resolve_image_sources
 from function.articles.limits import check_budget, cpu_budget, defuse, guard_rules
 from function.articles.math_syntax import zenn_inline_math_plugin
 from function.articles.mathml import render_math
@@ -48,14 +49,23 @@ class Rendered:
     warnings: tuple[str, ...]
 
 
-def render_article(text: str, *, allow_raw_html: bool = False, asset_base_url: str | None = None) -> Rendered:
-    """Render ``text``; raises ``RenderLimitError`` (function.errors) for input past a render bound."""
+def render_article(
+    text: str,
+    *,
+    allow_raw_html: bool = False,
+    asset_base_url: str | None = None,
+    resolve_image: ImageResolver | None = None,
+) -> Rendered:
+    """Render ``text``; raises ``RenderLimitError`` (function.errors) for input past a render bound.
+    ``resolve_image``: gives each Markdown image's URL (the asset store's; it warns on its own)."""
     md = _renderer(allow_raw_html)
     formulas = Formulas()
     env: EnvType = {"highlight_budget": Budget(), "formulas": formulas}
     with cpu_budget():
         tokens = md.parse(defuse(text), env)
         toc = assign_heading_ids(tokens)
+        if resolve_image is not None:
+            resolve_image_sources(tokens, resolve_image)
         # markdown-it-footnote's docId, as Zenn passes it: footnote ids are fn-<key>-1, fnref-<key>-1.
         env["docId"] = footnote_key(text, heading_ids(tokens))
         link_cards(tokens)
@@ -63,7 +73,7 @@ def render_article(text: str, *, allow_raw_html: bool = False, asset_base_url: s
     html = sanitize(html, asset_base_url=asset_base_url)  # linear, in Rust
     html = formulas.put_in(html)  # each formula cleaned on its own (mathml.render_math)
     warnings = []
-    if not asset_base_url:
+    if not asset_base_url and resolve_image is None:
         images = repository_images(html)
         if images:
             warnings.append(

@@ -15,6 +15,8 @@ Decisions:
   ``book_files`` (``function.articles.book_paths`` says which), under the same rules.
 * ``head_sha`` is a SHA-1 over the sorted ``(path, blob sha)`` list: it changes exactly when an article
   or book file is added, removed or edited, and needs no git.
+* The other files (``Snapshot.others``, where images come from) are every regular file under the root
+  outside dot-folders that is not an article (books' files included).
 """
 
 from __future__ import annotations
@@ -54,11 +56,13 @@ class DirectorySource:
             if data is not None:
                 files.append(RepoFile(path=path, sha=git_blob_sha(data)))
         book_files = self._book_files(root)
+        others = _other_files(root, {f.path for f in files})
         return Snapshot(
-            head_sha=_head_sha([*files, *book_files]),
+            head_sha=_head_sha([*files, *others]),
             files=tuple(files),
             complete=True,
             book_files=tuple(book_files),
+            others=others,
         )
 
     def _book_files(self, root: Path) -> list[RepoFile]:
@@ -101,8 +105,11 @@ class DirectorySource:
             data = _read_regular_file(root, root / file.path)
         elif is_article_path(file.path, self.articles_dir):
             data = _read_regular_file(root, folder / file.path.rsplit("/", 1)[-1])
+        elif _is_plain_path(file.path):
+            # Another file of the tree (an image): read under the root, never outside it.
+            data = _read_regular_file(root, root / file.path)
         else:
-            return FetchFailure(file.path, file.sha, "not an article path of this source", retryable=False)
+            return FetchFailure(file.path, file.sha, "not a path of this source", retryable=False)
         if data is None:
             return FetchFailure(file.path, file.sha, "file is gone or cannot be read", retryable=False)
         if git_blob_sha(data) != file.sha:
@@ -143,6 +150,28 @@ def _read_regular_file(root: Path, candidate: Path) -> bytes | None:
     except (OSError, RuntimeError):
         # Vanished between listing and reading, permission denied, a symlink loop: not an article now.
         return None
+
+
+def _other_files(root: Path, articles: set[str]) -> tuple[RepoFile, ...]:
+    """Every other regular file under ``root`` (dot-folders such as ``.git`` skipped), as a tree listing
+    would show it: the images of ``function.assets`` come from these."""
+    found = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        for name in sorted(names):
+            candidate = Path(folder) / name
+            path = candidate.relative_to(root).as_posix()
+            if path in articles or name.startswith(".") or not _is_utf8(path):
+                continue
+            data = _read_regular_file(root, candidate)
+            if data is not None:
+                found.append(RepoFile(path=path, sha=git_blob_sha(data), size=len(data)))
+    return tuple(found)
+
+
+def _is_plain_path(path: str) -> bool:
+    parts = path.split("/")
+    return bool(path) and not path.startswith("/") and all(p not in ("", ".", "..") for p in parts)
 
 
 def _is_utf8(name: str) -> bool:

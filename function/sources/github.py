@@ -229,7 +229,11 @@ class GitHubSource:
             )
         articles = tuple(f for f in blobs if self._is_article(f.path))
         books = tuple(f for f in blobs if is_book_path(f.path))
-        return Snapshot(head_sha=head, files=articles, complete=not truncated, book_files=books)
+        # Every other blob (books' files included): where the images readers see come from.
+        others = tuple(f for f in blobs if not self._is_article(f.path) and _SHA_RE.match(f.sha))
+        return Snapshot(
+            head_sha=head, files=articles, complete=not truncated, book_files=books, others=others
+        )
 
     def _is_article(self, path: str) -> bool:
         prefix = f"{self.articles_dir}/" if self.articles_dir else ""

@@ -43,6 +43,9 @@ class Snapshot:
     head_sha: str
     files: tuple[RepoFile, ...]
     complete: bool = True
+    # Every other regular file of the tree (not the articles): where the images readers see come from
+    # (``function.assets``). Fetched with ``fetch`` like the articles.
+    others: tuple[RepoFile, ...] = ()
     # Zenn books' files (``books/<slug>/config.yaml``, chapters, cover): see function.articles.book_paths.
     book_files: tuple[RepoFile, ...] = ()
 

@@ -242,6 +242,41 @@ class HookAttempt(BaseModel):
         indexes = ((("endpoint", "attempted_at"), False),)
 
 
+class Asset(BaseModel):
+    """A repository file served to readers as an image (``function.assets``), by path: the blob it was
+    synced at, and the content-addressed key it is stored under (None: refused, ``problem`` says why;
+    kept so that a blob that is too big or not an image is not downloaded again)."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
+    # 512 characters: the (user, path) key stays within MySQL's 3072-byte index limit in utf8mb4.
+    path = TextKeyField(max_length=512)
+    blob_sha = StringField(max_length=64)
+    key = StringField(max_length=80, null=True, index=True)  # "<sha256>.<ext>"
+    sha256 = StringField(max_length=64, null=True)
+    size = peewee.BigIntegerField(null=True)
+    content_type = StringField(max_length=32, null=True)
+    problem = Utf8TextField(null=True)
+    seen_at = UtcDateTimeField()  # last synced in the tree listing
+    gone_at = UtcDateTimeField(null=True)  # when a complete listing first lacked it
+
+    class Meta:
+        table_name = "assets"
+        primary_key = peewee.CompositeKey("user", "path")
+
+
+class AssetReference(BaseModel):
+    """The repository files one article points at, as JSON ``{path: blob sha or null}`` (the blob the
+    article was rendered with): an article is rendered again when one of them changes."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
+    slug = TextKeyField(max_length=255)
+    paths = LongTextField()
+
+    class Meta:
+        table_name = "asset_references"
+        primary_key = peewee.CompositeKey("user", "slug")
+
+
 MODELS: tuple[type[BaseModel], ...] = (
     User,
     Tag,
@@ -253,6 +288,8 @@ MODELS: tuple[type[BaseModel], ...] = (
     HookEndpoint,
     HookEvent,
     HookAttempt,
+    Asset,
+    AssetReference,
     ServerKey,
 )
 

@@ -20,6 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infra.bootstrap.image_policies import (
+    DISTRIBUTION_ACTIONS,
+    ORIGIN_ACCESS_CONTROL_ACTIONS,
+    images_statements,
+)
 from shared import names
 
 # The function's parameters, by the suffix of their name under /<prefix>/blog-api/ (the stack files'
@@ -112,6 +117,11 @@ UNSCOPED: dict[str, tuple[tuple[str, ...], str]] = {
         HTTP_API_ACTIONS,
         "an HTTP API and its routes, stages and domain mappings are named by random ids; limited to the "
         "region's /apis and /domainnames",
+    ),
+    "the images' distribution": (
+        ("cloudfront:CreateOriginAccessControl", *ORIGIN_ACCESS_CONTROL_ACTIONS, *DISTRIBUTION_ACTIONS),
+        "a distribution and an origin access control are named by random ids (limited to the account's "
+        "distribution/* and origin-access-control/*); CreateOriginAccessControl takes no resource at all",
     ),
 }
 
@@ -306,6 +316,7 @@ def deploy_policies(stack: StackNames) -> dict[str, dict[str, Any]]:
             },
             {"Sid": "ListAliases", "Effect": "Allow", "Action": "kms:ListAliases", "Resource": "*"},
         ),
+        "assets": _doc(*images_statements(stack)),
     }
 
 

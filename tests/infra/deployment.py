@@ -158,7 +158,7 @@ class Deployment:
 
     @property
     def runtime_policy(self) -> dict[str, Any]:
-        return dict(json.loads(self.one(ROLE_POLICY).inputs["policy"]))
+        return dict(json.loads(self.named(ROLE_POLICY, "-runtime-policy").inputs["policy"]))
 
     def statements(self, action: str) -> list[dict[str, Any]]:
         """The policy statements that allow ``action``."""

@@ -118,6 +118,15 @@ class StackMocks(pulumi.runtime.Mocks):
         elif args.typ == "aws:cloudwatch/eventRule:EventRule":
             resource_id = name
             outputs["arn"] = f"arn:aws:events:{region}:{account}:rule/{name}"
+        elif args.typ == "aws:s3/bucket:Bucket":
+            resource_id = f"{args.inputs.get('bucketPrefix', '')}0123456789"
+            outputs["bucket"] = resource_id
+            outputs["arn"] = f"arn:aws:s3:::{resource_id}"
+            outputs["bucketRegionalDomainName"] = f"{resource_id}.s3.{region}.amazonaws.com"
+        elif args.typ == "aws:cloudfront/distribution:Distribution":
+            resource_id = "E2QWRUHAPOMQZL"
+            outputs["arn"] = f"arn:aws:cloudfront::{account}:distribution/{resource_id}"
+            outputs["domainName"] = "d111111abcdef8.cloudfront.net"
         elif args.typ.startswith("aws:"):
             outputs.setdefault("arn", f"arn:aws:mock:{region}:{account}:{args.typ}/{args.name}")
         return resource_id, outputs

@@ -65,7 +65,7 @@ def test_api_gateway_may_invoke_the_function_from_this_api_only(deployment: Depl
 def test_outputs_name_the_function_and_the_urls(deployment: Deployment) -> None:
     outputs = deployment.outputs
     assert set(outputs) == {
-        "functionName", "functionArn", "apiUrl", "webhookUrl", "vpcId", "privateSubnetIds",
+        "functionName", "functionArn", "apiUrl", "webhookUrl", "vpcId", "privateSubnetIds", "assetDomain",
     }  # fmt: skip
     assert outputs["functionName"] == f"{deployment.prefix}-blog-api"
     assert outputs["apiUrl"] == "https://a1b2c3d4e5.execute-api.ap-northeast-1.amazonaws.com"

@@ -113,13 +113,13 @@ def test_self_invoke_is_granted_on_the_arn_string(deployment: Deployment) -> Non
 
 
 def test_policy_does_not_depend_on_the_function(deployment: Deployment) -> None:
-    policy = deployment.one(ROLE_POLICY)
+    policy = deployment.named(ROLE_POLICY, "-runtime-policy")
     assert not deployment.depends_on(policy, deployment.function)
     assert not deployment.depends_on(deployment.one(ROLE), deployment.function)
 
 
 def test_function_waits_for_its_policy(deployment: Deployment) -> None:
-    assert deployment.one(ROLE_POLICY).urn in deployment.function.dependencies
+    assert deployment.named(ROLE_POLICY, "-runtime-policy").urn in deployment.function.dependencies
 
 
 def test_parameters_readable_are_exactly_the_functions_own(deployment: Deployment) -> None:

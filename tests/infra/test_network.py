@@ -169,19 +169,24 @@ def test_function_runs_in_the_private_subnets_with_its_security_group(deployment
     assert (egress["protocol"], egress["cidrBlocks"]) == ("-1", ["0.0.0.0/0"])
 
 
+def interface_endpoints(deployment: Deployment) -> list[Resource]:
+    """The interface endpoints (the images' S3 gateway endpoint is always there: test_assets.py)."""
+    return [e for e in deployment.of_type(VPC_ENDPOINT) if e.inputs["vpcEndpointType"] == "Interface"]
+
+
 def test_endpoints_are_off_in_dev(dev: Deployment) -> None:
-    assert dev.of_type(VPC_ENDPOINT) == []
+    assert interface_endpoints(dev) == []
 
 
 def test_endpoints_are_off_in_prod_too_because_the_nat_reaches_both_apis(prod: Deployment) -> None:
     assert prod.setting("vpcEndpoints") == "false"
-    assert prod.of_type(VPC_ENDPOINT) == []
+    assert interface_endpoints(prod) == []
     assert not [g for g in prod.of_type(SECURITY_GROUP) if g.name.endswith("-endpoints-sg")]
 
 
 def test_configured_endpoints_reach_lambda_and_ssm(deployments: dict[str, Deployment]) -> None:
     prod = deployments["prod-endpoints"]
-    endpoints = {e.inputs["serviceName"]: e.inputs for e in prod.of_type(VPC_ENDPOINT)}
+    endpoints = {e.inputs["serviceName"]: e.inputs for e in interface_endpoints(prod)}
     assert set(endpoints) == {"com.amazonaws.ap-northeast-1.lambda", "com.amazonaws.ap-northeast-1.ssm"}
     endpoint_group = next(g for g in prod.of_type(SECURITY_GROUP) if g.name.endswith("-endpoints-sg"))
     function_groups = prod.function.inputs["vpcConfig"]["securityGroupIds"]

@@ -73,7 +73,7 @@ def test_alias_gets_the_same_retries_and_dead_letter_queue(deployments: dict[str
 
 def test_policy_still_does_not_depend_on_the_function(deployments: dict[str, Deployment]) -> None:
     snap = deployments["prod-snapstart"]
-    assert not snap.depends_on(snap.one(ROLE_POLICY), snap.function)
+    assert not snap.depends_on(snap.named(ROLE_POLICY, "-runtime-policy"), snap.function)
 
 
 def test_the_worker_is_invoked_on_the_alias_so_it_runs_from_the_snapshot_too(

@@ -52,6 +52,8 @@ class Blog:
     # The outgoing webhooks' transport, clock and alarm (function.hooks.wiring.HookParts); None: from
     # the settings, as deployed.
     hook_parts: Any = None
+    # Where images are stored (function.assets.port.AssetStore); None: the folder ``settings.asset_dir``.
+    asset_store: Any = None
     _apps: dict[str, Flask] = field(default_factory=dict)
 
     @property
@@ -60,7 +62,11 @@ class Blog:
         if "inline" not in self._apps:
             self._apps["inline"] = create_app(
                 services=Services(
-                    self.settings, source=self.source, database=self.db, hook_parts=self.hook_parts
+                    self.settings,
+                    source=self.source,
+                    database=self.db,
+                    hook_parts=self.hook_parts,
+                    asset_store=self.asset_store,
                 )
             )
         return self._apps["inline"]
@@ -80,6 +86,7 @@ class Blog:
                     database=self.db,
                     invoker=self.invoker,
                     hook_parts=self.hook_parts,
+                    asset_store=self.asset_store,
                 )
             )
         return self._apps["lambda"]
@@ -169,6 +176,7 @@ def make_blog(
             github_private_key=github_app_key.private_pem,
             github_api_url=github.url,
             database_url=db_url,
+            asset_dir=str(tmp_path / "assets"),
         )
         return Blog(github=github, db=db, settings=settings, source=parts.source)
 

@@ -47,6 +47,8 @@ class ChunkedSync:
 
     def first_chunk(self, repo: RepoRef, plan: ReadPlan, deadline: Deadline) -> Chunk | None:
         """The plan's first chunk, read now when the deadline allows it (None when there is none)."""
+        if plan.assets is not None:
+            plan.assets.prepare(repo, plan.snapshot)  # the images first, so the articles resolve them
         if not plan.chunks or not deadline.allows(self.commit_margin_s):
             return None
         return self._reader.read(repo, plan, plan.chunks[0], deadline)
@@ -66,6 +68,8 @@ class ChunkedSync:
         ``first``: the first chunk, already read."""
         index = known.index
         snapshot = plan.snapshot
+        if plan.assets is not None:
+            plan.assets.prepare(repo, snapshot)  # nothing when the first chunk prepared it
         # A truncated listing may just be missing paths: never archive from it.
         if snapshot.complete:
             archive = [slug for slug, s in index.items() if slug not in plan.slugs and not s.archived]
@@ -120,6 +124,8 @@ class ChunkedSync:
         if not chunks:
             written, archived = self._writer.apply(user_id, [], archive, index, changes)
         self._writer.remember_failures(user_id, read, known, committed)
+        if plan.assets is not None:
+            plan.assets.finish(self._writer.now(), complete=snapshot.complete)
         summary = summarise(read, written, archived, index)
         summary.changes = changes
         return summary

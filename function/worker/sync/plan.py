@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from function.articles.parse import is_article_path, parse_article, slug_for_path
+from function.assets.syncing import AssetPass
 from function.errors import ArticleParseError
 from function.sources.port import RepoFile, Snapshot
 from function.store.records import RememberedFailure, StoredArticle
@@ -25,6 +26,8 @@ class Known:
 
     index: Mapping[str, StoredArticle]
     failures: Mapping[str, RememberedFailure]
+    # The images' pass (function.assets.syncing): None when images are not stored by blog-api.
+    assets: AssetPass | None = None
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class ReadPlan:
     failures: list[FileFailure]  # found without reading: badly named, or remembered as broken
     slug_by_path: dict[str, str]
     started: float  # time.monotonic() when the sync began, for the log's duration
+    assets: AssetPass | None = None  # the images' pass, carried to the reader
 
 
 class Planner:
@@ -79,6 +83,11 @@ class Planner:
                 failures.append(FileFailure(file.path, remembered.message, False, remembered=True))
             elif (stored := known.index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived:
                 changed.append(file)
+        if known.assets is not None and not rebuild:
+            # Rendered with an image that changed since: rendered again, to point at its new key.
+            stale = known.assets.stale_slugs(snapshot)
+            unread = {f.path for f in changed} | {f.path for f in failures}
+            changed += [f for slug, f in files_by_slug.items() if slug in stale and f.path not in unread]
         log_failures(failures)
         return ReadPlan(
             snapshot=snapshot,
@@ -89,6 +98,7 @@ class Planner:
             failures=failures,
             slug_by_path={file.path: slug for slug, file in files_by_slug.items()},
             started=started,
+            assets=known.assets,
         )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
 from typing import NoReturn
 
+from function.assets.syncing import AssetSync
 from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import ConfigError, NotFound, UnknownInstallation
 from function.sources.port import ArticleSource, RepoRef
@@ -75,12 +76,15 @@ class Worker:
         chunk_max_files: int = READ_CHUNK_FILES,
         chunk_max_bytes: int = READ_CHUNK_BYTES,
         commit_margin_s: float = COMMIT_MARGIN_S,
+        # The repository's images (function.assets): stored in the same pass; None: left as written.
+        assets: AssetSync | None = None,
         # A local folder (make run) has one repository; on GitHub a push must come from the one named.
         first_push_pins: bool = False,
         render_processes: int | None = None,
         read_ahead: bool = True,
     ) -> None:
         self._store = store
+        self._assets = assets
         self._source = source
         self._first_push_pins = first_push_pins
         self._clock = clock
@@ -147,7 +151,10 @@ class Worker:
                 return replayed
             if is_complete(opened.previous):
                 return SyncSummary(skipped_reason=ALREADY_PROCESSED)
-            return self._process_locked(user, delivery, push, Known(opened.index, opened.failures), deadline)
+            # The images' rows and references: one more read, only when blog-api stores the images.
+            assets = self._assets.start(user.id) if self._assets is not None else None
+            known = Known(opened.index, opened.failures, assets)
+            return self._process_locked(user, delivery, push, known, deadline)
 
     def _unknown_installation(self, delivery: DeliveryInfo, push: PushRef) -> NoReturn:
         fix = f"blog-api users set-installation --name <user> --installation-id {push.installation_id}"
@@ -167,7 +174,8 @@ class Worker:
 
     def _load_known(self, user_id: int) -> Known:
         try:
-            return Known(self._store.load_index(user_id), self._store.load_failures(user_id))
+            assets = self._assets.start(user_id) if self._assets is not None else None
+            return Known(self._store.load_index(user_id), self._store.load_failures(user_id), assets)
         except Exception as exc:
             if not is_store_error(exc):
                 raise

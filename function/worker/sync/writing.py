@@ -87,6 +87,10 @@ class ArticleWriter:
             changes.add(result)
         return written, archived
 
+    def now(self) -> datetime:
+        """The sync's clock, for what is written beside the articles (the images' rows)."""
+        return self._clock()
+
     def remember_failures(self, user_id: int, read: ReadTally, known: Known, committed: int = 0) -> None:
         """Remember this read's parse failures by blob; forget those of files that now parse, changed,
         or are gone (only from a complete listing). No statement when nothing changed. ``committed``:

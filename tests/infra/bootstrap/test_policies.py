@@ -192,6 +192,23 @@ def required_calls(deployment: Deployment) -> Iterator[tuple[str, str]]:
             ("ec2:CreateNetworkInterface", "*"), ("ec2:ModifyNetworkInterfaceAttribute", "*")],
         "aws:ec2/instance:Instance": lambda x: [("ec2:RunInstances", "*"), ("ec2:DescribeImages", "*")],
         "aws:ec2/vpcEndpoint:VpcEndpoint": lambda x: [("ec2:CreateVpcEndpoint", "*")],
+        "aws:s3/bucket:Bucket": lambda x: [
+            ("s3:CreateBucket", f"arn:aws:s3:::{x.id}"), ("s3:PutBucketTagging", f"arn:aws:s3:::{x.id}")],
+        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": lambda x: [
+            ("s3:PutBucketPublicAccessBlock", f"arn:aws:s3:::{x.inputs['bucket']}")],
+        "aws:s3/bucketOwnershipControls:BucketOwnershipControls": lambda x: [
+            ("s3:PutBucketOwnershipControls", f"arn:aws:s3:::{x.inputs['bucket']}")],
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": lambda x: [
+            ("s3:PutEncryptionConfiguration", f"arn:aws:s3:::{x.inputs['bucket']}")],
+        "aws:s3/bucketPolicy:BucketPolicy": lambda x: [
+            ("s3:PutBucketPolicy", f"arn:aws:s3:::{x.inputs['bucket']}")],
+        "aws:cloudfront/originAccessControl:OriginAccessControl": lambda x: [
+            ("cloudfront:CreateOriginAccessControl", "*"),
+            ("cloudfront:GetOriginAccessControl", f"arn:aws:cloudfront::{a}:origin-access-control/{x.id}")],
+        "aws:cloudfront/distribution:Distribution": lambda x: [
+            ("cloudfront:CreateDistribution", f"arn:aws:cloudfront::{a}:distribution/{x.id}"),
+            # Pulumi waits until the distribution is deployed.
+            ("cloudfront:GetDistribution", f"arn:aws:cloudfront::{a}:distribution/{x.id}")],
     }  # fmt: skip
     for resource in deployment.resources:
         if not resource.custom or resource.type == "pulumi:pulumi:StackReference":
@@ -236,6 +253,21 @@ def test_every_deploy_action_is_on_the_stacks_names_or_named_as_unscoped(stack: 
                 assert set(as_list(statement["Action"])) <= unscoped, (part, statement["Sid"])
         size = len(json.dumps(policy, separators=(",", ":")))
         assert size < MANAGED_POLICY_LIMIT, (part, size)
+
+
+def test_the_deploy_role_configures_and_empties_its_own_images_bucket_but_never_reads_an_image() -> None:
+    policies = list(deploy_policies(names_of("dev")).values())
+    own, review, prods = (f"arn:aws:s3:::{p}-blog-api-assets-0123456789" for p in ("d-st", "r-feat", "p-st"))
+    for bucket in (own, review):
+        assert allowed(policies, "s3:PutBucketPolicy", bucket)
+        # Destroying the stack empties the bucket first (force_destroy), then deletes it.
+        assert allowed(policies, "s3:ListBucketVersions", bucket)
+        assert allowed(policies, "s3:DeleteObjectVersion", f"{bucket}/images/0a1b.png")
+        assert allowed(policies, "s3:DeleteBucket", bucket)
+        for action in ("s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"):
+            assert not allowed(policies, action, f"{bucket}/images/0a1b.png"), action
+    assert not allowed(policies, "s3:PutBucketPolicy", prods)
+    assert not allowed(policies, "s3:CreateBucket", "arn:aws:s3:::d-st-blog-api-state")
 
 
 def test_pass_role_is_only_the_function_role_and_only_to_lambda() -> None:
