@@ -19,7 +19,7 @@ from bench.latency_relay import LatencyRelay
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.models import create_tables
+from function.store.schema import create_tables
 from tests.kit.github_fixtures import AppKey, GitHubClientParts, build_github_source, generate_app_key
 from tests.kit.github_standin import GitHubStandIn
 from tests.kit.mariadb import ENV_TEST_DATABASE_URL, ServerInfo, ThrowawayMariaDB, server_from_url

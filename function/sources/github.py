@@ -14,9 +14,6 @@ a failure, never wrong content in the database.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import logging
 import re
 import tarfile
@@ -24,7 +21,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import quote
 
 from function.articles.book_paths import is_book_path
@@ -33,6 +30,7 @@ from function.errors import BodyTooLarge, HttpError, SourcePermanentError, Sourc
 from function.github.app_auth import API_VERSION, GITHUB_JSON, is_rate_limited
 from function.github.http import CappedReader, HttpClient, HttpResponse
 from function.sources import tar_stream
+from function.sources.github_answers import json_blob_content, tree_blob
 from function.sources.gitsha import git_blob_sha
 from function.sources.port import FetchedFile, FetchFailure, FetchResult, RepoFile, RepoRef, Snapshot
 
@@ -50,7 +48,6 @@ UNPACKED_PER_PACKED = 4
 MAX_WORKERS_LIMIT = 16  # far below GitHub's secondary limit of 100 concurrent requests
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-_SYMLINK_MODE = "120000"
 # Whatever goes wrong with the tarball, the blobs are still there: these end the tarball attempt only.
 _TARBALL_ERRORS = (
     HttpError,
@@ -220,7 +217,7 @@ class GitHubSource:
             data = response.json()
             entries = data["tree"]
             truncated = bool(data.get("truncated", False))
-            blobs = sorted((f for f in map(_blob, entries) if f is not None), key=lambda f: f.path)
+            blobs = sorted((f for f in map(tree_blob, entries) if f is not None), key=lambda f: f.path)
         except (ValueError, KeyError, TypeError, AttributeError):
             raise SourceUnavailable(f"{repo.full_name}: unreadable tree listing at {head}") from None
         if truncated:
@@ -322,7 +319,7 @@ class GitHubSource:
         if git_blob_sha(data) == sha:
             return data
         # A proxy or an older GitHub may ignore the raw media type and answer the JSON (base64) form.
-        decoded = _json_blob_content(data)
+        decoded = json_blob_content(data)
         if decoded is not None and git_blob_sha(decoded) == sha:
             return decoded
         return _Failed(f"blob {sha}: content does not match its SHA", retryable=False)
@@ -383,30 +380,3 @@ class GitHubSource:
                 extra={"repository": repo.full_name, "error": type(exc).__name__, "found": len(found)},
             )
         return found
-
-
-def _blob(entry: Mapping[str, Any]) -> RepoFile | None:
-    """A regular-file blob of the tree listing (symlinks and submodules are not files)."""
-    path, sha, size = entry["path"], entry.get("sha"), entry.get("size")
-    if entry.get("type") != "blob" or entry.get("mode") == _SYMLINK_MODE:
-        return None
-    if not isinstance(path, str) or not isinstance(sha, str):
-        return None
-    return RepoFile(path=path, sha=sha.lower(), size=size if isinstance(size, int) else None)
-
-
-def _json_blob_content(body: bytes) -> bytes | None:
-    """The content of a Git Blobs API JSON answer (``{"content": …, "encoding": "base64"}``), if it is one."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or data.get("encoding") != "base64":
-        return None
-    content = data.get("content")
-    if not isinstance(content, str):
-        return None
-    try:
-        return base64.b64decode(content)
-    except (binascii.Error, ValueError):
-        return None

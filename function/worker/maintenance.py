@@ -125,7 +125,7 @@ def initialise(db: Any) -> list[str]:
     """Create the tables (idempotent, adding the nullable columns newer versions introduced) and return
     how the existing ones still differ from this version's (empty when they agree)."""
     from function.store.connection import connection
-    from function.store.models import create_tables, schema_differences
+    from function.store.schema import create_tables, schema_differences
     from function.store.server_keys import CURSOR_KEY, server_key
 
     with connection(db):

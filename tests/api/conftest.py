@@ -18,7 +18,7 @@ from function.settings import Settings
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.models import create_tables
+from function.store.schema import create_tables
 from tests.kit.builders import apply_as_worker
 from tests.kit.deliveries import SECRET
 

@@ -24,7 +24,7 @@ from function.services import Services
 from function.settings import Settings
 from function.store.backends import open_database
 from function.store.facade import PeeweeStore
-from function.store.models import create_tables
+from function.store.schema import create_tables
 from tests.kit.deliveries import SECRET, github_headers, push_payload
 from tests.kit.fakes import RecordingInvoker
 from tests.kit.github_fixtures import INSTALLATION_ID, REPO, AppKey, build_github_source

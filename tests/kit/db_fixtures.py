@@ -20,7 +20,7 @@ import pytest
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.models import create_tables
+from function.store.schema import create_tables
 from tests.kit.mariadb import (
     ENV_TEST_DATABASE_URL,
     MariaDBUnavailable,

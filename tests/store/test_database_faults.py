@@ -24,7 +24,7 @@ from function.settings import Settings
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.models import create_tables
+from function.store.schema import create_tables
 from function.worker.sync import Worker
 from tests.kit.answers import contract_counts
 from tests.kit.blog_checks import closed_port, delivery, gate_blob, served, stored, synced_head

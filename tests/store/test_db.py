@@ -11,7 +11,8 @@ from function.store.backends import is_mysql, open_database
 from function.store.batching import upsert_many
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.models import ADDED_COLUMNS, Tag, User, create_tables
+from function.store.models import ADDED_COLUMNS, Tag, User
+from function.store.schema import create_tables
 from tests.kit.builders import T0, apply_as_worker, article
 from tests.kit.statements import count_statements
 

@@ -16,8 +16,8 @@ from function.errors import DatabaseUnavailable
 from function.store.backends import is_mysql, open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.models import create_tables
 from function.store.records import StoredArticle
+from function.store.schema import create_tables
 from tests.kit.builders import T0, apply_as_worker, article, at
 from tests.kit.mariadb import server_from_url
 

@@ -14,8 +14,8 @@ from function.store.backends import MySQLDatabase, open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.job_turns import DeliveryStart
-from function.store.models import create_tables
 from function.store.records import RememberedFailure
+from function.store.schema import create_tables
 from tests.kit.builders import T0, apply_as_worker, article
 from tests.kit.statements import count_statements
 

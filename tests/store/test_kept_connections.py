@@ -16,7 +16,7 @@ from function.store.backends import MySQLDatabase, open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore, job_store
 from function.store.locks import _lock_name
-from function.store.models import create_tables
+from function.store.schema import create_tables
 from tests.kit.blog_checks import delivery, served, table_rows
 from tests.kit.blog_fixtures import Blog, article
 from tests.kit.mariadb import server_from_url

@@ -8,7 +8,7 @@ from function.errors import DatabaseNotInitialised
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.models import create_tables, schema_differences
+from function.store.schema import create_tables, schema_differences
 from tests.kit.builders import T0 as _T0
 from tests.kit.builders import apply_as_worker
 from tests.kit.builders import article as _article

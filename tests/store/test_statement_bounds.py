@@ -47,7 +47,7 @@ def test_a_tag_set_per_article_is_written_and_read_back(store: PeeweeStore) -> N
 def test_chunking_follows_the_parameter_limit_sqlite_reports(sqlite_url: str) -> None:
     from function.store.backends import open_database
     from function.store.connection import connection
-    from function.store.models import create_tables
+    from function.store.schema import create_tables
 
     db = open_database(sqlite_url)
     with connection(db):

@@ -11,7 +11,7 @@ from function.store.backends import open_database
 from function.store.batching import CHUNK_SIZE
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.models import create_tables
+from function.store.schema import create_tables
 from tests.kit.builders import T0, apply_as_worker, article, at, moved
 from tests.kit.statements import StatementLog, count_statements
 

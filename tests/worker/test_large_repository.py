@@ -15,7 +15,7 @@ from function.sources.folder import DirectorySource
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.models import create_tables
+from function.store.schema import create_tables
 from function.worker.sync import Worker
 from tests.kit.blog_fixtures import USER, Blog, article
 from tests.kit.statements import count_statements
