@@ -28,6 +28,7 @@ _BOOK_COLUMNS = (
     Book.publish,
     Book.archived,
     Book.published_at,
+    Book.cover_url,
 )
 _CHAPTER_COLUMNS = (
     BookChapter.book,
@@ -134,6 +135,7 @@ class BookQueries(StoreBase):
             "tags": json.dumps(list(config.tags), ensure_ascii=False),
             "cover": write.cover,
             "cover_sha": write.cover_sha,
+            "cover_url": write.cover_url,
             "chapter_count": len(write.chapters),
             "content_hash": write.content_hash,
             "publish": config.publish,
@@ -233,7 +235,7 @@ def _chapter_row(book_id: int, position: int, parsed: Any, now: datetime) -> dic
 
 def _stored_book(row: tuple[Any, ...], chapters: Mapping[str, StoredChapter]) -> StoredBook:
     book_id, slug, config_path, config_sha, config, cover, cover_sha, content_hash, publish, archived, at = (
-        row
+        row[:11]
     )
     return StoredBook(
         book_id,
@@ -248,4 +250,5 @@ def _stored_book(row: tuple[Any, ...], chapters: Mapping[str, StoredChapter]) ->
         archived,
         at,
         chapters,
+        cover_url=row[11],
     )
