@@ -15,7 +15,7 @@ from typing import Any
 import peewee
 
 from function.store.backends import unwrap
-from function.store.models import Article, Asset, AssetReference, Book, to_naive_utc
+from function.store.models import Article, Asset, AssetReference, Book, BookChapter, to_naive_utc
 
 # Keys per IN (...) and rows per INSERT: far below SQLite's bound-parameter limit.
 _CHUNK = 500
@@ -209,7 +209,16 @@ class AssetRecords:
                 .tuples()
                 .bind(self._db)
             )
-            for user, paths in covers:
+            # A chapter's images are referenced under its path.
+            chapters: Any = (
+                AssetReference.select(AssetReference.user, AssetReference.paths)
+                .join(BookChapter, on=(BookChapter.path == AssetReference.slug))
+                .join(Book, on=(Book.id == BookChapter.book) & (Book.user == AssetReference.user))
+                .where(AssetReference.user.in_(chunk) & (Book.archived == False))  # noqa: E712
+                .tuples()
+                .bind(self._db)
+            )
+            for user, paths in [*covers, *chapters]:
                 referenced.update((int(user), path) for path in json.loads(paths))
         return [c for c in candidates if (c[0], c[1]) not in referenced]
 

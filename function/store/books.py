@@ -180,9 +180,14 @@ class BookQueries(StoreBase):
             if parsed is not None and (old is None or old.content_hash != parsed.content_hash):
                 rows.append(_chapter_row(book_id, chapter.position, parsed, now))
             elif parsed is not None and old is not None:
-                # Same content at another blob (line endings) or path: the reader sees nothing new.
+                # Same content at another blob (line endings) or path, or rendered again for an image
+                # stored under a new key: the HTML is the new one, the reader sees no edit.
                 BookChapter.update(
-                    path=parsed.path, blob_sha=parsed.blob_sha, position=chapter.position
+                    path=parsed.path,
+                    blob_sha=parsed.blob_sha,
+                    position=chapter.position,
+                    content_html=parsed.content_html,
+                    toc=json.dumps([entry.as_json() for entry in parsed.toc], ensure_ascii=False),
                 ).where(BookChapter.book == book_id, BookChapter.slug == chapter.slug).bind(
                     self._db
                 ).execute()

@@ -24,7 +24,7 @@ from function.articles.books import (
     parse_chapter,
     place_chapters,
 )
-from function.assets.syncing import AssetPass
+from function.assets.syncing import ArticleImages, AssetPass
 from function.errors import ArticleParseError
 from function.sources.port import ArticleSource, FetchFailure, FetchResult, RepoFile, RepoRef, Snapshot
 from function.store.book_records import BookChanges, BookWrite, ChapterWrite, StoredBook
@@ -118,6 +118,10 @@ class BookSync:
         books, failures = group_books(snapshot.book_files, index)
         result.books = len(books) + len(failures)
         covers = resolve_covers(assets, repo, snapshot, books, result) if assets else {}
+        if assets is not None and not rebuild:
+            stale = frozenset(assets.stale_slugs(snapshot))  # chapter paths among the article slugs
+            for book in books:
+                book.stale = stale
         new_failures: list[RememberedFailure] = []
         changed: list[PlannedBook] = []
         for book in books:
@@ -128,7 +132,7 @@ class BookSync:
                 book.rebuild = rebuild
                 changed.append(book)
         self._read_configs(repo, snapshot, changed, failures, new_failures, result)
-        ready = self._read_chapters(repo, snapshot, changed, failures, new_failures, rebuild, result)
+        ready = self._read_chapters(repo, snapshot, changed, failures, new_failures, rebuild, result, assets)
         now = self._clock()
         for book in ready:
             self._write(user_id, book, now, result, covers.get(book.slug))
@@ -143,7 +147,7 @@ class BookSync:
         result.drafts = sum(not publishes(book) for book in books if book.slug not in failed)
         log_failures([FileFailure(f.path, f.message, f.retryable, f.remembered) for f in failures])
         if assets is not None:
-            record_covers(assets, books, {book.slug for book in ready}, index)
+            record_references(assets, books, {book.slug for book in ready}, index)
             assets.finish(now, complete=True)  # the covers' rows and references: none when unchanged
         return result
 
@@ -196,6 +200,7 @@ class BookSync:
         new_failures: list[RememberedFailure],
         rebuild: bool,
         result: BookSyncResult,
+        assets: AssetPass | None,
     ) -> list[PlannedBook]:
         """Fetch and parse the chapters whose file changed; the books that are ready to be written."""
         wanted = {
@@ -211,16 +216,22 @@ class BookSync:
                     if isinstance(content, FetchFailure):
                         failures.append(BookFailure(content.path, content.message, content.retryable))
                         break
-                    book.parsed[place.slug] = self._parse(place, content.sha, content.content)
+                    images = assets.images_for(place.path) if assets is not None else None
+                    book.parsed[place.slug] = self._parse(place, content.sha, content.content, images)
+                    if images is not None:
+                        book.images[place.path] = images
                 else:
                     ready.append(book)
             except _ChapterError as exc:
                 self._fail(book, exc.path, exc.sha, exc.message, failures, new_failures)
         for book in ready:
             result.warnings += [(c.path, w) for c in book.parsed.values() for w in c.warnings]
+            result.warnings += [(path, w) for path, images in book.images.items() for w in images.warnings]
         return ready
 
-    def _parse(self, place: ChapterPlace, sha: str, content: bytes) -> ParsedChapter:
+    def _parse(
+        self, place: ChapterPlace, sha: str, content: bytes, images: ArticleImages | None
+    ) -> ParsedChapter:
         try:
             return parse_chapter(
                 place.path,
@@ -229,6 +240,7 @@ class BookSync:
                 content,
                 allow_raw_html=self._allow_raw_html,
                 asset_base_url=self._asset_base_url,
+                resolve_image=images.resolve if images is not None else None,
             )
         except ArticleParseError as exc:
             raise _ChapterError(place.path, sha, str(exc)) from None
@@ -326,7 +338,7 @@ def resolve_covers(
     return urls
 
 
-def record_covers(
+def record_references(
     assets: AssetPass,
     books: list[PlannedBook],
     written: set[str],
@@ -334,7 +346,8 @@ def record_covers(
 ) -> None:
     """Keep each book's reference to the cover readers see, under its config path, so the sweep never
     deletes a cover a book still shows: the listed one for a book written now, the stored one for a
-    book left as it was (it failed); none for a book whose folder is gone."""
+    book left as it was (it failed); none for a book whose folder is gone. The same for its chapters'
+    images, under each chapter's path (recorded only once the book is written)."""
     listed = set()
     for book in books:
         assert book.config_file is not None
@@ -347,9 +360,23 @@ def record_covers(
         if shown is not None:
             images.resolve("/" + shown)
         assets.record(book.config_file.path, images)
+        if book.slug in written:
+            _record_chapters(assets, book)
     for slug, stored in index.items():
         if slug not in listed:
-            assets.record(stored.config_path, assets.images_for(stored.config_path))
+            for path in [stored.config_path, *(c.path for c in stored.chapters.values())]:
+                assets.record(path, assets.images_for(path))
+
+
+def _record_chapters(assets: AssetPass, book: PlannedBook) -> None:
+    """A written book's chapters: those read now point at what they were rendered with; a chapter gone
+    from the book (or moved to another file) drops its references."""
+    for path, images in book.images.items():
+        assets.record(path, images)
+    kept = {place.path for place in book.places}
+    for chapter in book.stored.chapters.values() if book.stored else ():
+        if chapter.path not in kept:
+            assets.record(chapter.path, assets.images_for(chapter.path))
 
 
 def _cover_url_changed(book: PlannedBook, covers: Mapping[str, str | None]) -> bool:

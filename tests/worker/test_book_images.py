@@ -1,8 +1,9 @@
-"""A Zenn book's cover reaches readers as the repository's other images do: stored once in the asset
-store, served from its asset URL, and kept by the sweep while a book still shows it."""
+"""A Zenn book's cover and its chapters' images reach readers as an article's images do: stored once in
+the asset store, served from their asset URL, and kept by the sweep while a book still shows them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -162,3 +163,45 @@ def test_without_the_asset_store_the_cover_is_its_repository_path(
     # THEN the cover is the repository path, as before, and nothing was stored
     assert listed_cover(blog) == "books/lambda-field-notes/cover.png"
     assert blog.asset_store.puts == [] and blob_requests(blog, RED) == 0
+
+
+GREEN = images.png((0, 255, 0))  # not the cover's bytes, which share its key
+PICTURED = b"---\ntitle: Intro\n---\n\n![cat](/images/cat.png)\n"
+
+
+def chapter_sources(blog: Blog) -> list[str]:
+    answer = blog.client.get("/users/alice/books/lambda-field-notes/chapters/intro")
+    assert answer.status_code == 200, answer.get_json()
+    return re.findall(r'<img [^>]*?src="([^"]*)"', answer.get_json()["contentHtml"])
+
+
+def test_a_chapters_image_is_served_from_its_asset_url_and_follows_a_new_image(
+    blog: Blog, assets: RecordingStore
+) -> None:
+    # GIVEN a book whose chapter shows an image of the images folder
+    blog.commit({**book_files(), "books/lambda-field-notes/intro.md": PICTURED, "images/cat.png": BLUE})
+    push(blog, "d-1")
+    # THEN the chapter's image points at the asset URL, which serves it
+    assert chapter_sources(blog) == [f"/assets/{key_of(BLUE)}"]
+    assert blog.client.get(f"/assets/{key_of(BLUE)}").data == BLUE
+    # WHEN only the image changes
+    blog.commit({"images/cat.png": GREEN})
+    push(blog, "d-2")
+    # THEN the chapter is rendered again and points at the new bytes' key
+    assert chapter_sources(blog) == [f"/assets/{key_of(GREEN)}"]
+    # WHEN the image file is deleted while the chapter still shows it
+    blog.commit({"images/cat.png": None})
+    push(blog, "d-3")
+    later = datetime.now(UTC) + timedelta(days=30)
+    records = AssetRecords(blog.db)
+    # THEN the sweep keeps it, however late it runs
+    with blog.store():
+        assert collect_assets(records, assets, later, timedelta(days=7)).deleted == []
+    assert chapter_sources(blog) == [f"/assets/{key_of(GREEN)}"]
+    # WHEN the chapter stops showing it
+    blog.commit({"books/lambda-field-notes/intro.md": CHAPTER})
+    push(blog, "d-4")
+    # THEN it is collected after the grace period
+    assert chapter_sources(blog) == []
+    with blog.store():
+        assert collect_assets(records, assets, later, timedelta(days=7)).deleted == [key_of(GREEN)]
