@@ -20,7 +20,13 @@ WORKER_STACK = ("peewee", "pymysql", "yaml", "markdown_it", "mdit_py_plugins", "
 # client on top of it is not.) Of the store, only standard-library modules: the database URL's parser, which
 # settings use at start-up, and the plain records (the /events route names the sweep's watermark).
 WORKER_MODULES = ("function.github", "function.sources", "function.articles", "function.worker.sync")
-STORE_AT_START_UP = {"function.store", "function.store.url", "function.store.records"}
+# The store's plain record types (standard library only) come with the read routes' JSON shapes.
+STORE_AT_START_UP = {
+    "function.store",
+    "function.store.url",
+    "function.store.records",
+    "function.store.book_records",
+}
 
 # Run in a fresh interpreter: what this test process imported says nothing about a cold start.
 _PROBE = """
