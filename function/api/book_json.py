@@ -9,12 +9,10 @@ from function.api.serialise import iso_utc
 from function.store.book_records import BookView, ChapterView
 
 
-def cover_value(path: str | None) -> str | None:
-    """What a book's ``cover`` serves for its cover image's repository path (``books/<slug>/cover.png``).
-
-    The one place to change when repository images are served from an asset store: point it at the
-    store's resolver. Until then it is the repository path as it is, or null for a book without one."""
-    return path
+def cover_value(cover: str | None) -> str | None:
+    """What a book's ``cover`` serves: the store gives the cover's asset URL when blog-api stores the
+    repository's images, else its repository path (``books/<slug>/cover.png``); null without a cover."""
+    return cover
 
 
 def book_summary_json(view: BookView) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from function.articles import front_matter
 from function.articles.book_paths import BookPath, chapter_slug_error, numbered_chapter
 from function.articles.front_matter_fields import kind_of, tags_of, text_field
 from function.articles.front_matter_yaml import FASTEST_LOADER, load_yaml, split_front_matter
+from function.articles.images import ImageResolver
 from function.articles.parse import _decode, _normalise_body, _render
 from function.articles.toc import TocEntry
 from function.errors import ArticleParseError
@@ -204,6 +205,7 @@ def parse_chapter(
     *,
     allow_raw_html: bool = False,
     asset_base_url: str | None = None,
+    resolve_image: ImageResolver | None = None,
 ) -> ParsedChapter:
     """Parse one chapter file: front matter with a ``title``, and a Markdown body rendered as an
     article's. ``ArticleParseError`` names what is wrong (not the path)."""
@@ -212,7 +214,7 @@ def parse_chapter(
     if title is None:
         raise ArticleParseError("front matter: 'title' is required and must not be empty")
     markdown = _normalise_body(body)
-    rendered = _render(markdown, allow_raw_html, asset_base_url)
+    rendered = _render(markdown, allow_raw_html, asset_base_url, resolve_image)
     unknown = tuple(
         f"unknown front matter key {str(k)!r} (ignored)" for k in meta if k not in KNOWN_CHAPTER_KEYS
     )

@@ -1,9 +1,9 @@
 """Deleting stored images nobody needs any more, from the scheduled sweep.
 
 An image is deleted once its file has been gone from the repository for the grace period and no article
-still in the database (archived ones aside) points at it: a front end's cached page keeps working for a
-while, and an article that still shows it never loses it. Its object goes only when no row of any user
-stores under the same key (the same bytes are one object)."""
+or book still in the database (archived ones aside) points at it (a book at its cover): a front end's
+cached page keeps working for a while, and an article that still shows it never loses it. Its object
+goes only when no row of any user stores under the same key (the same bytes are one object)."""
 
 from __future__ import annotations
 

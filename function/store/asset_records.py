@@ -15,7 +15,7 @@ from typing import Any
 import peewee
 
 from function.store.backends import unwrap
-from function.store.models import Article, Asset, AssetReference, to_naive_utc
+from function.store.models import Article, Asset, AssetReference, Book, BookChapter, to_naive_utc
 
 # Keys per IN (...) and rows per INSERT: far below SQLite's bound-parameter limit.
 _CHUNK = 500
@@ -174,7 +174,7 @@ class AssetRecords:
 
     def collectable(self, gone_before: datetime) -> list[tuple[int, str, str | None]]:
         """(user id, path, key) of the rows gone from their repository before ``gone_before`` that no
-        article still in the database (archived ones aside) points at."""
+        article or book still in the database (archived ones aside) points at."""
         self._ensure_tables()
         query: Any = (
             Asset.select(Asset.user, Asset.path, Asset.key)
@@ -197,6 +197,28 @@ class AssetRecords:
                 .bind(self._db)
             )
             for user, paths in rows:
+                referenced.update((int(user), path) for path in json.loads(paths))
+            # A book's cover is referenced under its config path (``function.worker.sync.books``).
+            covers: Any = (
+                AssetReference.select(AssetReference.user, AssetReference.paths)
+                .join(
+                    Book,
+                    on=(Book.user == AssetReference.user) & (Book.config_path == AssetReference.slug),
+                )
+                .where(AssetReference.user.in_(chunk) & (Book.archived == False))  # noqa: E712
+                .tuples()
+                .bind(self._db)
+            )
+            # A chapter's images are referenced under its path.
+            chapters: Any = (
+                AssetReference.select(AssetReference.user, AssetReference.paths)
+                .join(BookChapter, on=(BookChapter.path == AssetReference.slug))
+                .join(Book, on=(Book.id == BookChapter.book) & (Book.user == AssetReference.user))
+                .where(AssetReference.user.in_(chunk) & (Book.archived == False))  # noqa: E712
+                .tuples()
+                .bind(self._db)
+            )
+            for user, paths in [*covers, *chapters]:
                 referenced.update((int(user), path) for path in json.loads(paths))
         return [c for c in candidates if (c[0], c[1]) not in referenced]
 

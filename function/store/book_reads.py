@@ -11,6 +11,8 @@ import json
 from datetime import datetime
 from typing import Any
 
+from peewee import fn
+
 from function.store.base import StoreBase
 from function.store.base import translated as _translated
 from function.store.book_records import BookPage, BookView, ChapterSummaryView, ChapterView
@@ -23,7 +25,8 @@ _BOOK_COLUMNS = (
     Book.title,
     Book.summary,
     Book.tags,
-    Book.cover,
+    # The asset URL when there is one, else the repository path: what readers get.
+    fn.COALESCE(Book.cover_url, Book.cover),
     Book.chapter_count,
     Book.published_at,
     Book.created_at,

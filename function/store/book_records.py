@@ -35,6 +35,7 @@ class StoredBook:
     archived: bool
     published_at: datetime | None
     chapters: Mapping[str, StoredChapter]  # by chapter slug
+    cover_url: str | None = None  # the cover's asset URL, when the images are stored
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class BookWrite:
     cover_sha: str | None
     content_hash: str
     chapters: tuple[ChapterWrite, ...]
+    cover_url: str | None = None  # the cover's asset URL (None: readers get the path)
 
 
 @dataclass
@@ -90,7 +92,7 @@ class BookView:
     title: str
     summary: str
     tags: tuple[str, ...]
-    cover: str | None
+    cover: str | None  # what readers get: the asset URL when there is one, else the repository path
     chapter_count: int
     published_at: datetime
     created_at: datetime

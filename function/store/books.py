@@ -28,6 +28,7 @@ _BOOK_COLUMNS = (
     Book.publish,
     Book.archived,
     Book.published_at,
+    Book.cover_url,
 )
 _CHAPTER_COLUMNS = (
     BookChapter.book,
@@ -134,6 +135,7 @@ class BookQueries(StoreBase):
             "tags": json.dumps(list(config.tags), ensure_ascii=False),
             "cover": write.cover,
             "cover_sha": write.cover_sha,
+            "cover_url": write.cover_url,
             "chapter_count": len(write.chapters),
             "content_hash": write.content_hash,
             "publish": config.publish,
@@ -178,9 +180,14 @@ class BookQueries(StoreBase):
             if parsed is not None and (old is None or old.content_hash != parsed.content_hash):
                 rows.append(_chapter_row(book_id, chapter.position, parsed, now))
             elif parsed is not None and old is not None:
-                # Same content at another blob (line endings) or path: the reader sees nothing new.
+                # Same content at another blob (line endings) or path, or rendered again for an image
+                # stored under a new key: the HTML is the new one, the reader sees no edit.
                 BookChapter.update(
-                    path=parsed.path, blob_sha=parsed.blob_sha, position=chapter.position
+                    path=parsed.path,
+                    blob_sha=parsed.blob_sha,
+                    position=chapter.position,
+                    content_html=parsed.content_html,
+                    toc=json.dumps([entry.as_json() for entry in parsed.toc], ensure_ascii=False),
                 ).where(BookChapter.book == book_id, BookChapter.slug == chapter.slug).bind(
                     self._db
                 ).execute()
@@ -233,7 +240,7 @@ def _chapter_row(book_id: int, position: int, parsed: Any, now: datetime) -> dic
 
 def _stored_book(row: tuple[Any, ...], chapters: Mapping[str, StoredChapter]) -> StoredBook:
     book_id, slug, config_path, config_sha, config, cover, cover_sha, content_hash, publish, archived, at = (
-        row
+        row[:11]
     )
     return StoredBook(
         book_id,
@@ -248,4 +255,5 @@ def _stored_book(row: tuple[Any, ...], chapters: Mapping[str, StoredChapter]) ->
         archived,
         at,
         chapters,
+        cover_url=row[11],
     )

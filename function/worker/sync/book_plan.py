@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from function.articles.book_paths import CONFIG_NAMES, COVER_NAMES, BookPath, book_path, book_slug_error
 from function.articles.books import BookConfig, ChapterPlace, ParsedChapter, place_chapters
@@ -36,6 +37,9 @@ class PlannedBook:
     config: BookConfig | None = None
     places: list[ChapterPlace] = field(default_factory=list)
     parsed: dict[str, ParsedChapter] = field(default_factory=dict)  # chapter slug -> read again
+    # Chapter paths rendered with an image that changed since (read again, to point at its new key).
+    stale: frozenset[str] = frozenset()
+    images: dict[str, Any] = field(default_factory=dict)  # chapter path -> its ArticleImages, read now
 
     @property
     def cover(self) -> RepoFile | None:
@@ -126,7 +130,9 @@ def book_changed(book: PlannedBook) -> bool:
 def chapter_changed(book: PlannedBook, place: ChapterPlace) -> bool:
     stored = book.stored.chapters.get(place.slug) if book.stored else None
     file = book.files[place.path.rsplit("/", 1)[-1]]
-    return stored is None or (stored.path, stored.blob_sha) != (place.path, file.sha)
+    return (
+        stored is None or (stored.path, stored.blob_sha) != (place.path, file.sha) or place.path in book.stale
+    )
 
 
 def file_of(book: PlannedBook, place: ChapterPlace) -> RepoFile:

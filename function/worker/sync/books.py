@@ -24,9 +24,10 @@ from function.articles.books import (
     parse_chapter,
     place_chapters,
 )
+from function.assets.syncing import ArticleImages, AssetPass
 from function.errors import ArticleParseError
 from function.sources.port import ArticleSource, FetchFailure, FetchResult, RepoFile, RepoRef, Snapshot
-from function.store.book_records import BookChanges, BookWrite, ChapterWrite
+from function.store.book_records import BookChanges, BookWrite, ChapterWrite, StoredBook
 from function.store.records import RememberedFailure
 from function.worker.sync.book_plan import (
     BookFailure,
@@ -96,9 +97,16 @@ class BookSync:
         self._asset_base_url = asset_base_url
 
     def run(
-        self, user_id: int, repo: RepoRef, snapshot: Snapshot, *, rebuild: bool = False
+        self,
+        user_id: int,
+        repo: RepoRef,
+        snapshot: Snapshot,
+        *,
+        rebuild: bool = False,
+        assets: AssetPass | None = None,
     ) -> BookSyncResult:
-        """Sync the books of ``snapshot``; ``rebuild``: read and render every book again."""
+        """Sync the books of ``snapshot``; ``rebuild``: read and render every book again; ``assets``: the
+        images' pass, through which the covers are stored and served (None: a cover is its path)."""
         result = BookSyncResult()
         if not snapshot.complete:
             # A truncated listing may miss some of a book's files: its chapters would look deleted.
@@ -109,20 +117,25 @@ class BookSync:
         remembered = self._store.load_book_failures(user_id)
         books, failures = group_books(snapshot.book_files, index)
         result.books = len(books) + len(failures)
+        covers = resolve_covers(assets, repo, snapshot, books, result) if assets else {}
+        if assets is not None and not rebuild:
+            stale = frozenset(assets.stale_slugs(snapshot))  # chapter paths among the article slugs
+            for book in books:
+                book.stale = stale
         new_failures: list[RememberedFailure] = []
         changed: list[PlannedBook] = []
         for book in books:
             known = None if rebuild else remembered.get(book.slug)
             if known is not None and still_broken(book, known):
                 failures.append(BookFailure(known.path, known.message, remembered=True))
-            elif rebuild or book_changed(book):
+            elif rebuild or book_changed(book) or _cover_url_changed(book, covers):
                 book.rebuild = rebuild
                 changed.append(book)
         self._read_configs(repo, snapshot, changed, failures, new_failures, result)
-        ready = self._read_chapters(repo, snapshot, changed, failures, new_failures, rebuild, result)
+        ready = self._read_chapters(repo, snapshot, changed, failures, new_failures, rebuild, result, assets)
         now = self._clock()
         for book in ready:
-            self._write(user_id, book, now, result)
+            self._write(user_id, book, now, result, covers.get(book.slug))
         listed = {book.slug for book in books} | {f.path.split("/")[1] for f in failures}
         gone = [slug for slug, stored in index.items() if slug not in listed and not stored.archived]
         result.changes.unpublished += self._store.archive_books(user_id, gone, now)
@@ -133,6 +146,9 @@ class BookSync:
         failed = {f.path.split("/")[1] for f in failures}
         result.drafts = sum(not publishes(book) for book in books if book.slug not in failed)
         log_failures([FileFailure(f.path, f.message, f.retryable, f.remembered) for f in failures])
+        if assets is not None:
+            record_references(assets, books, {book.slug for book in ready}, index)
+            assets.finish(now, complete=True)  # the covers' rows and references: none when unchanged
         return result
 
     def _read_configs(
@@ -184,6 +200,7 @@ class BookSync:
         new_failures: list[RememberedFailure],
         rebuild: bool,
         result: BookSyncResult,
+        assets: AssetPass | None,
     ) -> list[PlannedBook]:
         """Fetch and parse the chapters whose file changed; the books that are ready to be written."""
         wanted = {
@@ -199,16 +216,22 @@ class BookSync:
                     if isinstance(content, FetchFailure):
                         failures.append(BookFailure(content.path, content.message, content.retryable))
                         break
-                    book.parsed[place.slug] = self._parse(place, content.sha, content.content)
+                    images = assets.images_for(place.path) if assets is not None else None
+                    book.parsed[place.slug] = self._parse(place, content.sha, content.content, images)
+                    if images is not None:
+                        book.images[place.path] = images
                 else:
                     ready.append(book)
             except _ChapterError as exc:
                 self._fail(book, exc.path, exc.sha, exc.message, failures, new_failures)
         for book in ready:
             result.warnings += [(c.path, w) for c in book.parsed.values() for w in c.warnings]
+            result.warnings += [(path, w) for path, images in book.images.items() for w in images.warnings]
         return ready
 
-    def _parse(self, place: ChapterPlace, sha: str, content: bytes) -> ParsedChapter:
+    def _parse(
+        self, place: ChapterPlace, sha: str, content: bytes, images: ArticleImages | None
+    ) -> ParsedChapter:
         try:
             return parse_chapter(
                 place.path,
@@ -217,6 +240,7 @@ class BookSync:
                 content,
                 allow_raw_html=self._allow_raw_html,
                 asset_base_url=self._asset_base_url,
+                resolve_image=images.resolve if images is not None else None,
             )
         except ArticleParseError as exc:
             raise _ChapterError(place.path, sha, str(exc)) from None
@@ -229,7 +253,9 @@ class BookSync:
         result.fetched += len(files)
         return {r.path: r for r in self._source.fetch(repo, snapshot, files, wanted_in_all=len(files))}
 
-    def _write(self, user_id: int, book: PlannedBook, now: datetime, result: BookSyncResult) -> None:
+    def _write(
+        self, user_id: int, book: PlannedBook, now: datetime, result: BookSyncResult, cover_url: str | None
+    ) -> None:
         assert book.config is not None and book.config_file is not None
         stored_chapters = book.stored.chapters if book.stored else {}
         hashes = []
@@ -253,8 +279,10 @@ class BookSync:
             config=book.config,
             cover=cover_path,
             cover_sha=cover.sha if cover else None,
-            content_hash=book_hash(book.config, cover_path, hashes),
+            # The URL readers get is part of what they see change (a cover stored later, a new key).
+            content_hash=book_hash(book.config, cover_url or cover_path, hashes),
             chapters=tuple(chapters),
+            cover_url=cover_url,
         )
         seen = self._store.apply_book(user_id, write, book.stored, now)
         result.written += 1
@@ -288,6 +316,73 @@ class BookSync:
         forget = [slug for slug in remembered if slug not in failing]
         if fresh or forget:
             self._store.remember_book_failures(user_id, fresh, forget)
+
+
+def resolve_covers(
+    assets: AssetPass, repo: RepoRef, snapshot: Snapshot, books: list[PlannedBook], result: BookSyncResult
+) -> dict[str, str | None]:
+    """Each listed book's cover URL in the asset store (None: not stored, its path is served), the
+    cover stored now when its blob is new."""
+    assets.prepare(repo, snapshot)  # nothing when the articles' part prepared this listing
+    urls: dict[str, str | None] = {}
+    for book in books:
+        assert book.config_file is not None
+        cover, stored = book.cover, book.stored
+        if cover is None:
+            urls[book.slug] = None
+            continue
+        images = assets.images_for(book.config_file.path)
+        urls[book.slug] = images.resolve("/" + cover.path)
+        if stored is None or stored.archived or stored.cover_sha != cover.sha:
+            result.warnings += [(cover.path, w) for w in images.warnings]  # once, not every push
+    return urls
+
+
+def record_references(
+    assets: AssetPass,
+    books: list[PlannedBook],
+    written: set[str],
+    index: Mapping[str, StoredBook],
+) -> None:
+    """Keep each book's reference to the cover readers see, under its config path, so the sweep never
+    deletes a cover a book still shows: the listed one for a book written now, the stored one for a
+    book left as it was (it failed); none for a book whose folder is gone. The same for its chapters'
+    images, under each chapter's path (recorded only once the book is written)."""
+    listed = set()
+    for book in books:
+        assert book.config_file is not None
+        listed.add(book.slug)
+        if book.slug in written:
+            shown = book.cover.path if book.cover else None
+        else:
+            shown = book.stored.cover if book.stored and not book.stored.archived else None
+        images = assets.images_for(book.config_file.path)
+        if shown is not None:
+            images.resolve("/" + shown)
+        assets.record(book.config_file.path, images)
+        if book.slug in written:
+            _record_chapters(assets, book)
+    for slug, stored in index.items():
+        if slug not in listed:
+            for path in [stored.config_path, *(c.path for c in stored.chapters.values())]:
+                assets.record(path, assets.images_for(path))
+
+
+def _record_chapters(assets: AssetPass, book: PlannedBook) -> None:
+    """A written book's chapters: those read now point at what they were rendered with; a chapter gone
+    from the book (or moved to another file) drops its references."""
+    for path, images in book.images.items():
+        assets.record(path, images)
+    kept = {place.path for place in book.places}
+    for chapter in book.stored.chapters.values() if book.stored else ():
+        if chapter.path not in kept:
+            assets.record(chapter.path, assets.images_for(chapter.path))
+
+
+def _cover_url_changed(book: PlannedBook, covers: Mapping[str, str | None]) -> bool:
+    """Whether the cover's URL differs from the stored one (stored only now, or images no longer
+    stored by blog-api): the book is written again, reading no file."""
+    return book.stored is not None and book.stored.cover_url != covers.get(book.slug)
 
 
 class _ChapterError(Exception):

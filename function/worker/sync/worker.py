@@ -257,4 +257,4 @@ class Worker:
         if plan.snapshot.book_files and not deadline.allows(self._commit_margin_s):
             summary.left.append(BOOKS_LEFT)
             return
-        self._books.run(user_id, repo, plan.snapshot, rebuild=rebuild).add_to(summary)
+        self._books.run(user_id, repo, plan.snapshot, rebuild=rebuild, assets=plan.assets).add_to(summary)
