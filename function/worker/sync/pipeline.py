@@ -112,6 +112,13 @@ class Handoff:
             self._changed.notify_all()
             return item
 
+    def wait_until_full(self, timeout_s: float) -> bool:
+        """Wait until the reading may hand over no more (or ``timeout_s`` passed): whether it is full."""
+        with self._changed:
+            return self._changed.wait_for(
+                lambda: self._articles >= self._max_articles or self._bytes >= self._max_bytes, timeout_s
+            )
+
     def cancel(self) -> None:
         with self._changed:
             self._cancelled = True
