@@ -168,3 +168,21 @@ def test_an_answer_that_raises_raises_at_its_item_as_it_does_in_this_process() -
             assert [value for value, _ in (next(results) for _ in range(3))] == [0, 1, 8]
             with pytest.raises(LookupError, match="no answer for three"):
                 next(results)
+
+
+def test_a_closed_pool_refuses_more_work_instead_of_waiting_forever() -> None:
+    with ForkPool(square_with_pid, 2) as pool:
+        assert [value for value, _ in pool.map(range(3))] == [0, 1, 4]
+        pool.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            list(pool.map(range(3)))
+
+
+def test_a_pool_serves_several_maps_with_the_same_processes() -> None:
+    with ForkPool(square_with_pid, 2) as pool:
+        pool.start()
+        pids = pids_of(pool)
+        first = list(pool.map(range(10)))
+        second = list(pool.map(range(10, 20)))
+    assert [v for v, _ in first + second] == [x * x for x in range(20)]
+    assert {pid for _, pid in first + second} <= set(pids) and len(pids) == 2
