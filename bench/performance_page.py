@@ -88,12 +88,13 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
                 "A push's database work is two sequential turns on MySQL/TiDB",
                 "(`function/store/job_turns.py`): one multi-statement turn takes the user's lock",
                 "(`GET_LOCK`) and, under it, reads the user, the last sync of the repository (the replay",
-                "check), the article index, the remembered parse failures and the delivery's own record",
-                "(the duplicate check), and writes the start record unless the delivery is complete; the",
-                "other writes the finish record and releases the lock. The repository is read once the lock",
-                "is held (the branch head and the pushed head's tree listing, requested together), so",
-                "newest-wins holds. A changed article adds its blob and the write transaction (one round",
-                "trip).",
+                "check), the article, book and image indexes, the remembered parse failures and the",
+                "delivery's own record (the duplicate check), and writes the start record unless the",
+                "delivery is complete; the other writes the finish record and releases the lock. While the",
+                "opening turn runs, the pushed commit's tree listing is already being requested",
+                "(`function/worker/sync/push_read.py`: a commit's tree never changes), and once listing and",
+                "index are known the changed blobs are fetched while the branch head is read under the lock,",
+                "so newest-wins holds. A changed article adds its write transaction (one round trip).",
             ]
         ),
         "",
@@ -109,8 +110,9 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
     lines += [
         "",
         f"At {o.db_ms:.0f} ms per round trip and {o.github_ms:.0f} ms per GitHub request the floor of a "
-        f"no-change push is {2 * o.db_ms + o.github_ms:.0f} ms (two turns and the head read between them); "
-        "the rest is CPU (decoding the index, diffing the listing) on the shared machine.",
+        f"no-change push is {2 * o.db_ms + o.github_ms:.0f} ms (the opening turn, with the listing "
+        "requested beside it; the head read under the lock; the closing turn); the rest is CPU (decoding "
+        "the index, diffing the listing) on the shared machine.",
         "",
         "## A first sync",
         "",
