@@ -1,9 +1,12 @@
-"""The first sync of a real-shaped repository (``real_corpus``): today's sequential path against the
-parallel one in the same run, their output compared byte for byte, and the parallel path's peak memory.
+"""The first sync of a real-shaped repository (``real_corpus``): the earlier commit's sequential path,
+this commit's sequential path and its parallel path in the same run, this commit's two outputs compared
+byte for byte, and the parallel path's peak memory.
 
-*Sequential* is the worker with ``RENDER_PROCESSES=1`` and no read-ahead: every chunk downloaded, rendered
-in this process and written, one after the other, as before. *Parallel* is the default: rendering in one
-worker process per CPU (``os.sched_getaffinity``), the next chunk read while this one is written.
+*Earlier* is the code of ``earlier.EARLIER_COMMIT``, before the render pool, the read-ahead and the render
+cuts (``bench.earlier``). *Sequential* is this commit's worker with ``RENDER_PROCESSES=1`` and no
+read-ahead: every chunk downloaded, rendered in this process and written, one after the other.
+*Parallel* is the default: rendering in one worker process per CPU (``os.sched_getaffinity``), the next
+chunk read while this one is written.
 
 Memory is the proportional set size (PSS, shared pages split between the processes that share them)
 of this process and its render processes together, sampled every 20 ms while the sync runs, above its
@@ -21,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import earlier as earlier_mod
 from bench import real_corpus
+from bench.earlier import Earlier
 from bench.measure import Measured
 from bench.ours import run_push
 from bench.rig import Rig
@@ -37,6 +42,7 @@ _SAMPLE_S = 0.02
 class RealShaped:
     n: int
     corpus_mb: float
+    earlier: Earlier | None  # the earlier commit's first sync (None: not compared)
     sequential: Measured | None
     parallel: Measured
     processes: int
@@ -53,9 +59,15 @@ def measure(rig: Rig, parts: GitHubClientParts, n: int, *, compare: bool, sample
     rig.github.set_files(files, repo=repository)
     _prewarm_tarball(rig, parts, repository)
     sequential: Measured | None = None
-    names = {"parallel": f"bench_real_par_{n}", "sequential": f"bench_real_seq_{n}"}
+    earlier: Earlier | None = None
+    names = {
+        "parallel": f"bench_real_par_{n}",
+        "sequential": f"bench_real_seq_{n}",
+        "earlier": f"bench_real_earlier_{n}",
+    }
     try:
         if compare:
+            earlier = earlier_mod.first_sync(rig, repository, names["earlier"])
             rig.fresh_database(names["sequential"], repository)
             sequential = _first_sync(rig, parts, names["sequential"], repository, SEQUENTIAL)
         rig.fresh_database(names["parallel"], repository)
@@ -67,6 +79,7 @@ def measure(rig: Rig, parts: GitHubClientParts, n: int, *, compare: bool, sample
             rig.drop_database(name)
     return RealShaped(
         n=n,
+        earlier=earlier,
         corpus_mb=sum(len(v) for k, v in files.items() if k.startswith("articles/")) / 1e6,
         sequential=sequential,
         parallel=parallel,

@@ -52,14 +52,18 @@ class Rig:
 
     def fresh_database(self, name: str, repository: str) -> None:
         """(Re)create ``name`` with our tables and the user on ``INSTALLATION_ID`` for ``repository``."""
-        with contextlib.closing(self.server.connect()) as admin, admin.cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
-            cursor.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+        self.empty_database(name)
         db = open_database(self.direct_url(name))
         with connection(db):
             create_tables(db)
             PeeweeStore(db).add_user(USER, "bench@example.com", INSTALLATION_ID, repository)
         db.close()
+
+    def empty_database(self, name: str) -> None:
+        """(Re)create ``name`` with nothing in it (code of another commit makes its own tables)."""
+        with contextlib.closing(self.server.connect()) as admin, admin.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+            cursor.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
 
     def drop_database(self, name: str) -> None:
         with contextlib.closing(self.server.connect()) as admin, admin.cursor() as cursor:

@@ -203,15 +203,17 @@ class GitHubSource:
         pushed = (repo.pushed_head or "").lower()
         if repo.branch is None or not _SHA_RE.match(pushed):
             branch = repo.branch or self.default_branch(repo)
-            return self._listing(repo, self.head_sha(repo, branch))
+            return self.listing(repo, self.head_sha(repo, branch))
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pushed-listing") as pool:
-            ahead = pool.submit(self._listing, repo, pushed)
+            ahead = pool.submit(self.listing, repo, pushed)
             head = self.head_sha(repo, repo.branch)
             if head == pushed:
                 return ahead.result()
-        return self._listing(repo, head)
+        return self.listing(repo, head)
 
-    def _listing(self, repo: RepoRef, head: str) -> Snapshot:
+    def listing(self, repo: RepoRef, head: str) -> Snapshot:
+        """The article files at commit ``head`` (one request). A commit's tree never changes, so this may
+        be read before the branch head is known (``function.worker.sync.push_read``)."""
         response = self._snapshot_get(repo, "tree listing", f"/git/trees/{head}?recursive=1")
         try:
             data = response.json()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -87,3 +87,13 @@ class ArticleSource(Protocol):
         ``wanted_in_all``: how many files the sync fetches over all its chunks (``files`` is one), for a
         source that chooses between per-file requests and one download of the whole repository."""
         ...
+
+
+@runtime_checkable
+class ListsCommits(Protocol):
+    """A source that reads the branch head and a commit's listing separately (the GitHub source), so the
+    listing of a pushed commit can be requested before the head is read: a commit's tree never changes."""
+
+    def head_sha(self, repo: RepoRef, branch: str) -> str: ...
+
+    def listing(self, repo: RepoRef, head: str) -> Snapshot: ...

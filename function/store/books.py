@@ -65,15 +65,11 @@ class BookQueries(StoreBase):
     @_translated
     def load_book_index(self, user_id: int) -> dict[str, StoredBook]:
         """Every book of the user (archived included) by slug, with its chapters: two SELECTs, no content."""
-        books = self._rows(Book.select(*_BOOK_COLUMNS).where(Book.user == user_id))
+        books_query, chapters_query = book_index_queries(user_id)
+        books = self._rows(books_query)
         if not books:
             return {}
-        chapters: dict[int, dict[str, StoredChapter]] = {}
-        query = BookChapter.select(*_CHAPTER_COLUMNS).join(Book).where(Book.user == user_id)
-        for book_id, *rest in self._rows(query):
-            chapter = StoredChapter(*rest)
-            chapters.setdefault(book_id, {})[chapter.slug] = chapter
-        return {row[1]: _stored_book(row, chapters.get(row[0], {})) for row in books}
+        return _book_index(books, self._rows(chapters_query))
 
     @_translated
     def load_book_failures(self, user_id: int) -> dict[str, RememberedFailure]:
@@ -236,6 +232,39 @@ def _chapter_row(book_id: int, position: int, parsed: Any, now: datetime) -> dic
         "created_at": now,
         "updated_at": now,
     }
+
+
+def book_index_queries(user: Any) -> tuple[Any, Any]:
+    """The two SELECTs of ``load_book_index`` (``user``: an id, or a subquery giving one)."""
+    return (
+        Book.select(*_BOOK_COLUMNS).where(Book.user == user),
+        BookChapter.select(*_CHAPTER_COLUMNS).join(Book).where(Book.user == user),
+    )
+
+
+def book_index_from_rows(
+    books: Sequence[tuple[Any, ...]], chapters: Sequence[tuple[Any, ...]]
+) -> dict[str, StoredBook]:
+    """``load_book_index``'s answer from the rows of ``book_index_queries`` as the driver returned
+    them (sent in a batch: the columns' conversions, booleans and times, are applied here)."""
+    return _book_index(_converted(books, _BOOK_COLUMNS), _converted(chapters, _CHAPTER_COLUMNS))
+
+
+def _converted(rows: Sequence[tuple[Any, ...]], columns: Sequence[Any]) -> list[tuple[Any, ...]]:
+    return [
+        tuple(v if v is None else c.python_value(v) for c, v in zip(columns, row, strict=True))
+        for row in rows
+    ]
+
+
+def _book_index(
+    books: Sequence[tuple[Any, ...]], chapter_rows: Sequence[tuple[Any, ...]]
+) -> dict[str, StoredBook]:
+    chapters: dict[int, dict[str, StoredChapter]] = {}
+    for book_id, *rest in chapter_rows:
+        chapter = StoredChapter(*rest)
+        chapters.setdefault(book_id, {})[chapter.slug] = chapter
+    return {row[1]: _stored_book(row, chapters.get(row[0], {})) for row in books}
 
 
 def _stored_book(row: tuple[Any, ...], chapters: Mapping[str, StoredChapter]) -> StoredBook:

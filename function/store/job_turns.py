@@ -2,7 +2,8 @@
 
 Everything a push needs before its writes depends only on the installation and the delivery: the user and
 its lock, the last sync of the repository (the replay check), the article index and the remembered parse
-failures, the delivery's own record (the duplicate check) and its start record. On MySQL/TiDB that is one
+failures, the delivery's own record (the duplicate check), the books' index (read after the articles
+are written, but no article write touches it) and its start record. On MySQL/TiDB that is one
 multi-statement turn (``push_opened``), in this order, so every read after the ``GET_LOCK`` is under the
 lock; the start record is written only when the lock was taken and the delivery is not complete already
 (a success or partial one is left exactly as it was). The finish record and the lock's release are the
@@ -16,17 +17,20 @@ ping first. SQLite (local, nothing to save) runs the same steps one by one with 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from peewee import SQL, fn
 
 from function.errors import LockTimeout
 from function.store.backends import MySQLDatabase, StatementResult
 from function.store.base import StoreBase
-from function.store.connection import Session, connection, translate_errors
+from function.store.book_records import StoredBook
+from function.store.books import book_index_from_rows, book_index_queries
+from function.store.connection import Session, connection, is_missing_table, translate_errors
 from function.store.deliveries import (
     COMPLETE_OUTCOMES,
     DeliveryQueries,
@@ -73,6 +77,24 @@ class OpenedPush:
     failures: Mapping[str, RememberedFailure]
     previous: DeliveryRecord | None
     started: bool
+    # The user's books and chapters (read in the same turn on MySQL/TiDB); None: not read (SQLite), the
+    # book sync reads them itself.
+    book_index: Mapping[str, StoredBook] | None = None
+    # The rows of the caller's own read (``TurnRead``) sent in the same turn; None: not sent.
+    also_rows: list[tuple[Any, ...]] | None = None
+
+
+class TurnRead(Protocol):
+    """One more SELECT a caller sends in the opening turn, under the lock (the stored images' rows:
+    ``function.assets.syncing.AssetSync``)."""
+
+    def opening_query(self, user: Any) -> Any | None:
+        """The SELECT for ``user`` (a subquery giving the user's id); None: not in this turn."""
+        ...
+
+    def tables_missing(self) -> None:
+        """Its statement failed for a missing table: the turn was sent again without it."""
+        ...
 
 
 def is_complete(record: DeliveryRecord | None) -> bool:
@@ -93,18 +115,21 @@ class JobTurnQueries(StoreBase):
         self._held_server_locks = session.held_server_locks  # the session's set, shared
 
     @contextlib.contextmanager
-    def push_opened(self, timeout_s: float, start: DeliveryStart) -> Iterator[OpenedPush]:
+    def push_opened(
+        self, timeout_s: float, start: DeliveryStart, also: TurnRead | None = None
+    ) -> Iterator[OpenedPush]:
         """Take the lock of the user registered for ``start.installation_id`` and read what the push
         needs, starting the delivery's record unless it is complete; the lock is held for the block
         (released at its end unless ``finish_and_release`` did). Raises LockTimeout, with nothing
-        written, when the lock is not taken within ``timeout_s``."""
+        written, when the lock is not taken within ``timeout_s``. ``also``: one more read sent in the turn
+        (on MySQL/TiDB; its rows are ``also_rows``)."""
         if not isinstance(self._db, MySQLDatabase):
             with self._opened_in_steps(timeout_s, start) as opened:
                 yield opened
             return
         with connection(self._db):
             with translate_errors():
-                opened, acquired = self._open_in_one_turn(timeout_s, start)
+                opened, acquired = self._open_in_one_turn(timeout_s, start, also)
             if opened.user is None:
                 yield opened
                 return
@@ -142,10 +167,13 @@ class JobTurnQueries(StoreBase):
             self._db.execute_batch(statements)
         self._held_server_locks.discard(user_id)
 
-    def _open_in_one_turn(self, timeout_s: float, start: DeliveryStart) -> tuple[OpenedPush, Any]:
+    def _open_in_one_turn(
+        self, timeout_s: float, start: DeliveryStart, also: TurnRead | None
+    ) -> tuple[OpenedPush, Any]:
         assert isinstance(self._db, MySQLDatabase)
         installation = User.github_installation_id == start.installation_id
-        lock = fn.GET_LOCK(fn.CONCAT(_lock_prefix(self._db.database), User.id), max(timeout_s, 0))
+        name = fn.CONCAT(_lock_prefix(self._db.database), User.id)
+        lock = fn.GET_LOCK(name, max(timeout_s, 0))
         user_id = User.select(User.id).where(installation)
         held = SQL(f"{_LOCK_VARIABLE} = 1")
         # NOW(6) is the time a statement started: in this SET, before the lock's wait; in the writes after
@@ -165,7 +193,12 @@ class JobTurnQueries(StoreBase):
                 ).where(FailedFile.user == user_id)
             ),
             self._sql(get_delivery_query(start.delivery_id)),
+            *(self._sql(query) for query in book_index_queries(user_id)),
         ]
+        also_query = also.opening_query(user_id) if also is not None else None
+        also_at = len(statements) if also_query is not None else None
+        if also_query is not None:
+            statements.append(self._sql(also_query))  # before the writes: if it fails, nothing is written
         # The client's time is read last, just before the turn is sent (see ``DeliveryStart.clock``).
         now = to_naive_utc(start.clock())
         started_at = SQL(
@@ -192,8 +225,22 @@ class JobTurnQueries(StoreBase):
             ),
             self._new_delivery_sql(start, started_at),
         ]
-        results = self._db.execute_batch(statements, idempotent=True)
-        return self._opened(results, start)
+        try:
+            results = self._db.execute_batch(statements, idempotent=True)
+        except Exception as exc:
+            if also is None or also_at is None or getattr(exc, "failed_at", None) != also_at:
+                raise
+            if not is_missing_table(exc):
+                raise
+            # The caller's tables are gone (or were never made): the lock this batch took is released
+            # and the turn sent again without that read; the caller reads (and makes) them itself.
+            also.tables_missing()
+            self._rows(User.select(fn.RELEASE_LOCK(name)).where(installation & held))
+            return self._open_in_one_turn(timeout_s, start, None)
+        opened, acquired = self._opened(results, start)
+        if also_at is not None:
+            opened = dataclasses.replace(opened, also_rows=results[also_at].rows)
+        return opened, acquired
 
     def _new_delivery_sql(self, start: DeliveryStart, started_at: SQL) -> str:
         """A new delivery's record, only when the lock is held (an existing record is left alone)."""
@@ -222,7 +269,7 @@ class JobTurnQueries(StoreBase):
         return str(self._db.cursor().mogrify(sql, params))
 
     def _opened(self, results: list[StatementResult], start: DeliveryStart) -> tuple[OpenedPush, Any]:
-        users, last, index, failures, previous_rows = results[1:6]
+        users, last, index, failures, previous_rows, books, chapters = results[1:8]
         if not users.rows:
             return OpenedPush(None, None, {}, {}, None, started=False), None
         row = users.rows[0]
@@ -235,6 +282,7 @@ class JobTurnQueries(StoreBase):
             failures={r[0]: RememberedFailure(*r) for r in failures.rows},
             previous=previous,
             started=acquired == 1 and not is_complete(previous),
+            book_index=book_index_from_rows(books.rows, chapters.rows),
         )
         return opened, acquired
 

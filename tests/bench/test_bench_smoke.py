@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import earlier
 from tests.kit.mariadb import ENV_TEST_DATABASE_URL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,6 +88,14 @@ def test_tiny_run_prints_every_case_and_writes_the_fragment(mysql_server: str, t
     # AND the real-shaped first sync ran both ways, with the same articles stored
     assert any(row.startswith("first sync, real-shaped") for row in rows), result.stdout
     assert "- [x] first sync of real-shaped N=10: output identical to the sequential path's" in result.stdout
+    # AND the earlier commit's sequential path synced the same corpus in the same run (when the clone has it)
+    earlier_row = next(
+        row for name, row in rows.items() if name.endswith(", sequential") and "commit" in name
+    )
+    if earlier.available():
+        assert earlier_row[2].replace(".", "").isdigit(), earlier_row
+    else:
+        assert earlier_row[2].startswith("not run"), earlier_row
     # AND a push that changes nothing takes at most three database round trips
     assert int(rows["no-change push"][5].split(" / ")[0]) <= 3
     # AND a list page takes at most two query round trips besides the connection's three

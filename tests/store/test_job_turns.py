@@ -9,8 +9,11 @@ from datetime import timedelta
 
 import pytest
 
+from function.articles.books import BookConfig, ParsedChapter
 from function.errors import LockTimeout
+from function.store.asset_records import AssetRecords, StoredAsset
 from function.store.backends import MySQLDatabase, open_database
+from function.store.book_records import BookWrite, ChapterWrite
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.job_turns import DeliveryStart
@@ -155,4 +158,79 @@ def test_the_opening_turn_sent_twice_starts_the_delivery_once(mysql_url: str) ->
         assert record is not None and record.attempts == 2
         assert not store.holds_server_locks()
         with store.user_lock(user.id, 0):
+            pass
+
+
+def _book() -> BookWrite:
+    chapter = ParsedChapter(
+        "intro", "books/guide/intro.md", "b" * 40, "Intro", "Hi.", "<p>Hi.</p>", (), "h" * 64
+    )
+    return BookWrite(
+        slug="guide",
+        config_path="books/guide/config.yaml",
+        config_sha="c" * 40,
+        config=BookConfig("Guide", "", ("aws",), True, None),
+        cover=None,
+        cover_sha=None,
+        content_hash="d" * 64,
+        chapters=(ChapterWrite("intro", 1, chapter),),
+    )
+
+
+def test_the_opening_turn_reads_the_books_and_the_images_rows_in_the_same_round_trip(
+    store: PeeweeStore,
+) -> None:
+    # GIVEN a user with a published book, a stored image an article points at, and a process that has
+    # seen the images' tables (their first read makes them)
+    user = store.add_user("alice", "a@example.com", 1, REPO)
+    store.apply_book(user.id, _book(), None, T0)
+    records = AssetRecords(store.db)
+    records.load(user.id)
+    image = StoredAsset("images/cat.png", "1" * 40, "a" * 64 + ".png", "a" * 64, 68, "image/png")
+    records.save(user.id, [image], {"pets": {"images/cat.png": "1" * 40}}, now=T0)
+
+    # WHEN a push opens with the images' read sent along
+    with count_statements(store.db) as seen, store.push_opened(5, start_of("d-1"), also=records) as opened:
+        turns = seen.round_trips
+
+    # THEN on MariaDB one round trip answered both, exactly as their own reads do; SQLite reads them
+    # on their own (nothing to save locally)
+    if is_mysql_store(store):
+        assert turns == 1, seen.statements
+        assert opened.book_index == store.load_book_index(user.id)
+        assert opened.book_index is not None and opened.book_index["guide"].chapters
+        assert opened.also_rows is not None
+        assert records.from_rows(opened.also_rows) == records.load(user.id)
+        assert records.from_rows(opened.also_rows)[0] == {"images/cat.png": image}
+    else:
+        assert opened.book_index is None and opened.also_rows is None
+
+
+@pytest.mark.mysql
+def test_an_opening_turn_whose_images_tables_are_gone_is_sent_again_without_them(
+    mysql_url: str,
+) -> None:
+    # GIVEN a process that saw the images' tables, which an operator then dropped
+    db = open_database(mysql_url)
+    with connection(db):
+        create_tables(db)
+        store = PeeweeStore(db)
+        user = store.add_user("alice", "a@example.com", 1, REPO)
+        records = AssetRecords(db)
+        records.load(user.id)
+        db.execute_sql("DROP TABLE asset_references")
+        db.execute_sql("DROP TABLE assets")
+
+        # WHEN a push opens with the images' read sent along
+        with store.push_opened(5, start_of("d-1"), also=records) as opened:
+            finish(store, user.id, "d-1")
+
+        # THEN the turn went out again without it: the delivery ran, the images are read on their own
+        # (which makes the tables again), and the lock was taken once: one release frees it
+        assert opened.started and opened.also_rows is None
+        assert records.opening_query(user.id) is None
+        assert records.load(user.id) == ({}, {})
+        assert not store.holds_server_locks()
+        other = PeeweeStore(open_database(mysql_url))
+        with connection(other.db), other.user_lock(user.id, 0):
             pass

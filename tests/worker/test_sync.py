@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from function.errors import PassThroughFailed
+from function.store.backends import is_mysql
 from tests.kit.answers import contract_counts
 from tests.kit.blog_checks import delivery
 from tests.kit.blog_fixtures import Blog, article
@@ -71,8 +72,13 @@ def test_push_that_changes_nothing_costs_two_github_requests_and_few_statements(
     }
     assert blog.github.count(exclude={"token"}) <= 2, blog.github.counts()
     assert blog.github.count("blob") == 0 and blog.github.count("tarball") == 0
-    # 10, and one SELECT of the stored images' rows and references.
-    assert statements.count <= 11, statements.statements
+    # 10, and one SELECT of the stored images' rows and references; on MySQL/TiDB the books' chapters
+    # are read in the opening turn whether or not there are books (no round trip of their own).
+    assert statements.count <= 12, statements.statements
+    if is_mysql(blog.db):
+        # The opening turn (the images' rows in it: their tables were seen by the first push) and the
+        # finish with the lock's release.
+        assert statements.round_trips == 2, statements.statements
 
 
 def test_push_that_changes_k_articles_fetches_k_blobs(blog: Blog) -> None:

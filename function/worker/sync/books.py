@@ -104,14 +104,17 @@ class BookSync:
         *,
         rebuild: bool = False,
         assets: AssetPass | None = None,
+        index: Mapping[str, StoredBook] | None = None,
     ) -> BookSyncResult:
         """Sync the books of ``snapshot``; ``rebuild``: read and render every book again; ``assets``: the
-        images' pass, through which the covers are stored and served (None: a cover is its path)."""
+        images' pass, through which the covers are stored and served (None: a cover is its path);
+        ``index``: the user's books as read under the lock already (None: read now)."""
         result = BookSyncResult()
         if not snapshot.complete:
             # A truncated listing may miss some of a book's files: its chapters would look deleted.
             return result
-        index = self._store.load_book_index(user_id)
+        if index is None:
+            index = self._store.load_book_index(user_id)
         if not snapshot.book_files and not index:
             return result  # a repository without books costs one SELECT
         remembered = self._store.load_book_failures(user_id)

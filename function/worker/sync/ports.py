@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from function.articles.parsed import ParsedArticle
 from function.store.book_records import BookWrite, StoredBook
-from function.store.job_turns import DeliveryStart, OpenedPush
+from function.store.job_turns import DeliveryStart, OpenedPush, TurnRead
 from function.store.records import (
     ApplyResult,
     DeliveryRecord,
@@ -103,7 +103,9 @@ class WorkerStore(ArticleWrites, DeliveryLog, BookStore, Protocol):
 
     def user_lock(self, user_id: int, timeout_s: float) -> AbstractContextManager[None]: ...
 
-    def push_opened(self, timeout_s: float, start: DeliveryStart) -> AbstractContextManager[OpenedPush]: ...
+    def push_opened(
+        self, timeout_s: float, start: DeliveryStart, also: TurnRead | None = None
+    ) -> AbstractContextManager[OpenedPush]: ...
 
     def get_user(self, name: str) -> UserRecord | None: ...
 

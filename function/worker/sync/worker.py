@@ -12,16 +12,19 @@ chunk (``reading``), the loop under the deadline (``chunked``), the writes (``wr
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
 from typing import NoReturn
 
 from function.assets.syncing import AssetSync
 from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import ConfigError, NotFound, UnknownInstallation
+from function.sources.fetch_ahead import FetchesAhead
 from function.sources.port import ArticleSource, RepoRef
 from function.store.batching import ARCHIVE_MAX_ARTICLES, TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
+from function.store.book_records import StoredBook
 from function.store.job_turns import DeliveryStart
+from function.store.models import to_naive_utc
 from function.store.records import UserRecord
 from function.store.steps import is_store_error
 from function.webhooks.envelope import PushRef
@@ -31,6 +34,7 @@ from function.worker.sync.books import BookSync
 from function.worker.sync.chunked import ChunkedSync, Progress
 from function.worker.sync.plan import Known, Planner, ReadPlan
 from function.worker.sync.ports import WorkerStore
+from function.worker.sync.push_read import PushHints, PushRead, hints_for
 from function.worker.sync.reading import ChunkReader
 from function.worker.sync.records import DeliveryRecorder
 from function.worker.sync.replay import ALREADY_PROCESSED, Replays, follows, is_complete, same_name
@@ -82,10 +86,16 @@ class Worker:
         first_push_pins: bool = False,
         render_processes: int | None = None,
         read_ahead: bool = True,
+        # What this process learnt of earlier pushes, for reading a push's repository ahead of its
+        # lock (``push_read``); by default, shared by every worker on the same source.
+        hints: PushHints | None = None,
     ) -> None:
         self._store = store
         self._assets = assets
         self._source = source
+        self._hints = hints if hints is not None else hints_for(source)
+        # The changed blobs a push fetches ahead are handed to the reader through this.
+        self._fetches = FetchesAhead(source)
         self._first_push_pins = first_push_pins
         self._clock = clock
         self._lock_timeout_s = lock_timeout_s
@@ -93,7 +103,7 @@ class Worker:
             articles_dir, chunk_max_files=chunk_max_files, chunk_max_bytes=chunk_max_bytes
         )
         reader = ChunkReader(
-            source,
+            self._fetches,
             articles_dir=articles_dir,
             allow_raw_html=allow_raw_html,
             timezone=timezone,
@@ -129,9 +139,10 @@ class Worker:
         Raises UnknownInstallation (permanent) or the source's / database's retryable errors.
         """
         # The database work before the writes is one turn (``push_opened``): the user's lock, the replay
-        # check, the index, the duplicate check and the start record; the finish record and the lock's
-        # release are another. The repository is read once the lock is held (the head must be read
-        # under it, so two deliveries that run at once can never roll content back).
+        # check, the index, the duplicate check, the books' index, the images' rows and the start record;
+        # the finish record and the lock's release are another. The branch head is read once the lock is
+        # held (so two deliveries that run at once can never roll content back); the pushed commit's
+        # listing, which never changes, is requested with the opening turn (``push_read``).
         start = DeliveryStart(
             delivery.delivery_id,
             delivery.event,
@@ -140,21 +151,36 @@ class Worker:
             delivery.received_at,
             self._clock,
         )
-        with self._store.push_opened(self._lock_timeout_s, start) as opened:
+        repo = repo_of(push)
+        with (
+            PushRead(self._source, self._fetches, self._planner, repo, self._hints) as read,
+            self._store.push_opened(self._lock_timeout_s, start, also=self._assets) as opened,
+        ):
             user = opened.user
             if user is None:
                 self._unknown_installation(delivery, push)
-            if not follows(user, push, first_push_pins=self._first_push_pins):
+            followed = follows(user, push, first_push_pins=self._first_push_pins)
+            # The pushed head is synced now, or was (a replay, a duplicate): none of its deliveries need
+            # this process to read it ahead again.
+            self._hints.saw(repo, followed=followed, head=push.after or None)
+            if not followed:
                 return self._replays.skip_other_repository(user, delivery, push, started=opened.started)
             replayed = self._replays.head_synced_by(opened.last_sync, delivery, push, started=opened.started)
             if replayed is not None:
                 return replayed
             if is_complete(opened.previous):
                 return SyncSummary(skipped_reason=ALREADY_PROCESSED)
-            # The images' rows and references: one more read, only when blog-api stores the images.
-            assets = self._assets.start(user.id) if self._assets is not None else None
+            # The images' rows and references, when blog-api stores the images: read in the opening turn
+            # on MySQL/TiDB once this process has seen their tables, else one more read now.
+            assets = self._assets.start(user.id, opened.also_rows) if self._assets is not None else None
             known = Known(opened.index, opened.failures, assets)
-            return self._process_locked(user, delivery, push, known, deadline)
+            # A delivery received before the one that synced last is most likely of an older head, which
+            # the branch has left: its changed blobs are not fetched before the head is read.
+            last = opened.last_sync
+            read.fetch_ahead = last is None or last.received_at <= to_naive_utc(delivery.received_at)
+            summary = self._process_locked(user, delivery, push, known, deadline, read, opened.book_index)
+            self._hints.saw(repo, followed=True, head=summary.head_sha)
+            return summary
 
     def _unknown_installation(self, delivery: DeliveryInfo, push: PushRef) -> NoReturn:
         fix = f"blog-api users set-installation --name <user> --installation-id {push.installation_id}"
@@ -188,6 +214,8 @@ class Worker:
         push: PushRef,
         known: Known,
         deadline: Deadline,
+        read: PushRead,
+        book_index: Mapping[str, StoredBook] | None,
     ) -> SyncSummary:
         """The delivery's work once its user's lock is held and its start recorded."""
         if user.repository is None or (user.repository_id is None and push.repository_id is not None):
@@ -196,10 +224,10 @@ class Worker:
             self._store.pin_repository(user.id, user.repository or push.repository, push.repository_id)
         try:
             repo = repo_of(push)
-            plan = self._planner.plan(self._source.snapshot(repo), known)
+            plan = read.plan(known)
             first = self._chunked.first_chunk(repo, plan, deadline)
             summary = self._chunked.run(user.id, repo, plan, known, deadline, first=first)
-            self._sync_books(user.id, repo, plan, summary, deadline)
+            self._sync_books(user.id, repo, plan, summary, deadline, book_index=book_index)
         except Exception as exc:
             self._recorder.finish_failed(delivery, failure_text(exc)[:2000])
             raise
@@ -248,6 +276,7 @@ class Worker:
         deadline: Deadline,
         *,
         rebuild: bool = False,
+        book_index: Mapping[str, StoredBook] | None = None,
     ) -> None:
         """Sync the Zenn books of the same listing once the articles are committed; not when the time
         budget left article files for the next run (the books then wait for it too), nor when it leaves
@@ -257,4 +286,6 @@ class Worker:
         if plan.snapshot.book_files and not deadline.allows(self._commit_margin_s):
             summary.left.append(BOOKS_LEFT)
             return
-        self._books.run(user_id, repo, plan.snapshot, rebuild=rebuild, assets=plan.assets).add_to(summary)
+        self._books.run(
+            user_id, repo, plan.snapshot, rebuild=rebuild, assets=plan.assets, index=book_index
+        ).add_to(summary)
