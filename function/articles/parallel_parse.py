@@ -6,16 +6,22 @@ works inside Lambda, which has no ``/dev/shm``), as many as the CPUs the environ
 each file's outcome in the order the files came: exactly what ``parse_article`` gives in this process,
 so the articles written are the same bytes either way. A few files are parsed here (forking costs more
 than it saves), and so is everything on one CPU or with ``RENDER_PROCESSES=1``.
+
+Images resolve in this process even when their article renders in a child: the asset pass (its
+listing, its rows, its uploads) lives here, so a child asks for each image source it meets
+(``ForkPool``'s questions) and renders with the answer, the same answer ``parse_article`` gets here.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
+from typing import Any
 
-from function.articles.fork_pool import ForkPool, available_cpus
+from function.articles.fork_pool import Ask, ForkPool, available_cpus
+from function.articles.images import ImageResolver
 from function.articles.parse import parse_article
 from function.articles.parsed import ParsedArticle
 from function.errors import ArticleParseError
@@ -40,12 +46,15 @@ class FileToParse:
     path: str
     sha: str
     content: bytes
+    resolves_images: bool = False  # its image sources go to the parse's resolver
 
 
 Outcome = ParsedArticle | ArticleParseError
+# The image resolver of one file (``function.assets``: each article records what it resolved).
+ResolverFor = Callable[[FileToParse], ImageResolver]
 
 
-def parse_one(options: ParseOptions, file: FileToParse) -> Outcome:
+def parse_one(options: ParseOptions, file: FileToParse, resolve: ImageResolver | None = None) -> Outcome:
     """``parse_article`` of one file; its ``ArticleParseError`` is returned rather than raised."""
     try:
         return parse_article(
@@ -56,9 +65,15 @@ def parse_one(options: ParseOptions, file: FileToParse) -> Outcome:
             allow_raw_html=options.allow_raw_html,
             timezone=options.timezone,
             asset_base_url=options.asset_base_url,
+            resolve_image=resolve,
         )
     except ArticleParseError as exc:
         return exc
+
+
+def _parse_asking(options: ParseOptions, file: FileToParse, ask: Ask) -> Outcome:
+    """``parse_one`` in a worker process: each image source is asked of the parent."""
+    return parse_one(options, file, ask if file.resolves_images else None)
 
 
 def process_count(setting: int | None) -> int:
@@ -77,8 +92,9 @@ class ArticleParser:
 
     def __init__(self, options: ParseOptions, processes: int) -> None:
         self._options = options
+        self._resolver_for: ResolverFor | None = None
         self._pool: ForkPool[FileToParse, Outcome] = ForkPool(
-            functools.partial(parse_one, options), processes
+            functools.partial(_parse_asking, options), processes, answer=self._answer
         )
 
     @property
@@ -89,15 +105,45 @@ class ArticleParser:
         return self
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
-        self._pool.close(kill=exc is not None)
+        self.close(kill=exc is not None)
 
-    def parse(self, files: Iterable[FileToParse], *, expected: int | None = None) -> Iterator[Outcome]:
+    def start(self, files: int) -> None:
+        """Fork the processes now if ``files`` files are worth them (else at the first batch that is)."""
+        if files >= MIN_FILES_FOR_PROCESSES:
+            self._pool.start()
+
+    def close(self, *, kill: bool = False) -> None:
+        """End the processes (``kill``: at once, their work abandoned)."""
+        self._pool.close(kill=kill)
+
+    def parse(
+        self,
+        files: Iterable[FileToParse],
+        *,
+        expected: int | None = None,
+        resolver_for: ResolverFor | None = None,
+    ) -> Iterator[Outcome]:
         """Each file's outcome, in order. ``expected``: how many files ``files`` yields, when it is a
-        stream (fewer than ``MIN_FILES_FOR_PROCESSES`` are parsed in this process)."""
+        stream (fewer than ``MIN_FILES_FOR_PROCESSES`` are parsed in this process). ``resolver_for``:
+        the image resolver of each file that ``resolves_images``, called in this process (one parse
+        at a time per parser)."""
+        self._resolver_for = resolver_for
         count = expected if expected is not None else _length(files)
         if count is not None and count < MIN_FILES_FOR_PROCESSES:
-            return (parse_one(self._options, f) for f in files)
+            return (parse_one(self._options, f, self._resolver(f)) for f in files)
         return self._pool.map(files)
+
+    def _resolver(self, file: FileToParse) -> ImageResolver | None:
+        if not file.resolves_images:
+            return None
+        if self._resolver_for is None:
+            raise ValueError(f"{file.path}: resolves images, but the parse was given no resolver")
+        return self._resolver_for(file)
+
+    def _answer(self, file: FileToParse, src: Any) -> str | None:
+        """A worker process's question: the URL for image ``src`` of ``file`` (None: as written)."""
+        resolve = self._resolver(file)
+        return resolve(str(src)) if resolve is not None else None
 
 
 def _length(files: Iterable[FileToParse]) -> int | None:

@@ -12,6 +12,7 @@ import pymysql
 
 from function.store.backends import MySQLDatabase, StatementResult, is_mysql
 from function.store.bounds import groups, limits_of, row_bytes
+from function.store.literals import statement_text
 from function.store.steps import note_step
 
 log = logging.getLogger(__name__)
@@ -158,7 +159,8 @@ class StatementQueue:
         self._results.append(None)
         sql, params = query.sql()
         if self._mysql is not None:
-            self._pending.append((slot, self._db.cursor().mogrify(sql, params or None), step))
+            text = statement_text(self._db.connection(), sql, params)
+            self._pending.append((slot, text, step))
         else:
             self.sent = True
             try:

@@ -132,3 +132,57 @@ def test_it_works_without_multiprocessing_or_dev_shm() -> None:
     # THEN it works, and the only process calls were two forks
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "os.fork,os.fork"
+
+
+def cube_of_the_answer(x: int, ask: Any) -> tuple[int, int]:
+    """Needs the parent's answer for ``x``; returns it cubed and where it ran."""
+    return ask(f"value of {x}") ** 3, os.getpid()
+
+
+def test_a_worker_process_asks_the_parent_and_gets_its_answer() -> None:
+    # GIVEN answers only the parent holds (its state changes as it answers)
+    asked: list[tuple[int, str]] = []
+
+    def answer(item: int, question: str) -> int:
+        asked.append((item, question))
+        return item + 1
+
+    # WHEN the children compute with them
+    with ForkPool(cube_of_the_answer, 2, answer=answer) as pool:
+        results = list(pool.map(range(20)))
+    # THEN each item got the answer to its own question, computed in the parent
+    assert [value for value, _ in results] == [(x + 1) ** 3 for x in range(20)]
+    assert os.getpid() not in {pid for _, pid in results}
+    assert sorted(asked) == [(x, f"value of {x}") for x in range(20)]
+
+
+def test_an_answer_that_raises_raises_at_its_item_as_it_does_in_this_process() -> None:
+    def answer(item: int, question: str) -> int:
+        if item == 3:
+            raise LookupError("no answer for three")
+        return item
+
+    for processes in (2, 1):
+        with ForkPool(cube_of_the_answer, processes, answer=answer) as pool:
+            results = pool.map(range(6))
+            assert [value for value, _ in (next(results) for _ in range(3))] == [0, 1, 8]
+            with pytest.raises(LookupError, match="no answer for three"):
+                next(results)
+
+
+def test_a_closed_pool_refuses_more_work_instead_of_waiting_forever() -> None:
+    with ForkPool(square_with_pid, 2) as pool:
+        assert [value for value, _ in pool.map(range(3))] == [0, 1, 4]
+        pool.close()
+        with pytest.raises(RuntimeError, match="closed"):
+            list(pool.map(range(3)))
+
+
+def test_a_pool_serves_several_maps_with_the_same_processes() -> None:
+    with ForkPool(square_with_pid, 2) as pool:
+        pool.start()
+        pids = pids_of(pool)
+        first = list(pool.map(range(10)))
+        second = list(pool.map(range(10, 20)))
+    assert [v for v, _ in first + second] == [x * x for x in range(20)]
+    assert {pid for _, pid in first + second} <= set(pids) and len(pids) == 2

@@ -1,9 +1,10 @@
 """The sync's loop: changed files read and committed chunk by chunk under the deadline, then summed up.
 
-Each chunk is committed (in bounded transactions) before the next is fetched, so one chunk's contents
-are held at a time and a run cut short keeps what it committed. No chunk starts when the deadline
-leaves less than the commit margin plus the slowest chunk so far: the files left are reported, nothing
-is archived, and the retry reads only those files.
+Each chunk's articles are committed in bounded transactions as they are rendered (``pipeline``: the
+next ones render while a transaction travels), so a few transactions' worth are held at a time and a run
+cut short keeps what it committed. No chunk starts when the deadline leaves less than the commit margin
+plus the slowest chunk so far: the files left are reported, nothing is archived, and the retry reads
+only those files.
 """
 
 from __future__ import annotations
@@ -11,15 +12,15 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 
 from function.aws.deadline import Deadline
 from function.sources.port import RepoRef
 from function.store.records import StoredArticle
 from function.worker.budget import COMMIT_MARGIN_S
 from function.worker.changes import ReaderChanges
+from function.worker.sync.pipeline import AHEAD_ARTICLES, AHEAD_BYTES, ChunkPipeline
 from function.worker.sync.plan import Known, ReadPlan
-from function.worker.sync.reading import Chunk, ChunkReader, ReadTally
+from function.worker.sync.reading import ChunkReader, ReadTally
 from function.worker.sync.summary import LEFT_PATHS_SHOWN, SyncSummary
 from function.worker.sync.write_failures import WritePosition
 from function.worker.sync.writing import ArticleWriter
@@ -30,7 +31,7 @@ Progress = Callable[[int, int], None]  # (done, total)
 
 
 class ChunkedSync:
-    """Reads a plan's chunks with a ChunkReader and commits each with an ArticleWriter."""
+    """Reads a plan's chunks with a ChunkReader and commits them with an ArticleWriter as they come."""
 
     def __init__(
         self,
@@ -39,19 +40,47 @@ class ChunkedSync:
         *,
         commit_margin_s: float = COMMIT_MARGIN_S,
         read_ahead: bool = True,
+        ahead_bytes: int = AHEAD_BYTES,
+        ahead_articles: int = AHEAD_ARTICLES,
     ):
         self._reader = reader
         self._writer = writer
         self._read_ahead = read_ahead
+        self._ahead = (ahead_bytes, ahead_articles)
         self.commit_margin_s = commit_margin_s
+        self._slowest = 0.0  # the slowest chunk so far (read and written), on the deadline's clock
+        self.last_pipeline: ChunkPipeline | None = None  # the latest sync's (tests look at its bound)
 
-    def first_chunk(self, repo: RepoRef, plan: ReadPlan, deadline: Deadline) -> Chunk | None:
-        """The plan's first chunk, read now when the deadline allows it (None when there is none)."""
+    def first_chunk(self, repo: RepoRef, plan: ReadPlan, deadline: Deadline) -> ChunkPipeline | None:
+        """The plan's reading, begun now at its first chunk when the deadline allows it (None when
+        there is no chunk, or no time): ``run`` takes it over (``first``)."""
         if plan.assets is not None:
             plan.assets.prepare(repo, plan.snapshot)  # the images first, so the articles resolve them
         if not plan.chunks or not deadline.allows(self.commit_margin_s):
             return None
-        return self._reader.read(repo, plan, plan.chunks[0], deadline)
+        pipeline = self._pipeline(repo, plan, deadline)
+        pipeline.start(0)
+        return pipeline
+
+    def _pipeline(self, repo: RepoRef, plan: ReadPlan, deadline: Deadline) -> ChunkPipeline:
+        self._slowest = 0.0
+
+        def may_read_ahead(read_s: float) -> bool:
+            # The chunk being written and the next one's read and write must all fit before the margin.
+            return deadline.allows(self.commit_margin_s + 2 * max(self._slowest, read_s))
+
+        pipeline = ChunkPipeline(
+            self._reader,
+            repo,
+            plan,
+            deadline,
+            read_ahead=self._read_ahead,
+            may_read_ahead=may_read_ahead,
+            ahead_bytes=self._ahead[0],
+            ahead_articles=self._ahead[1],
+        )
+        self.last_pipeline = pipeline
+        return pipeline
 
     def run(
         self,
@@ -61,11 +90,11 @@ class ChunkedSync:
         known: Known,
         deadline: Deadline,
         *,
-        first: Chunk | None = None,
+        first: ChunkPipeline | None = None,
         progress: Progress | None = None,
     ) -> SyncSummary:
         """Read and commit the changed files chunk by chunk, then archive what is gone, and sum it up.
-        ``first``: the first chunk, already read."""
+        ``first``: the reading ``first_chunk`` began (this run ends it)."""
         index = known.index
         snapshot = plan.snapshot
         if plan.assets is not None:
@@ -83,46 +112,43 @@ class ChunkedSync:
         read = ReadTally(plan)
         changes = ReaderChanges()
         written = archived = done = committed = 0
-        slowest = 0.0
-        # The next chunk is downloaded and rendered on another thread while this one is written (the
-        # rendering in worker processes, the writes waiting on the database), when the deadline leaves
-        # room for both: two chunks are held at a time then, never more.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead") as ahead:
-            next_chunk: Future[Chunk] | None = None
-            for number, files in enumerate(chunks):
-                if number == 0 and first is not None:
-                    chunk = first
-                elif next_chunk is not None:
-                    chunk, next_chunk = next_chunk.result(), None
-                elif not deadline.allows(self.commit_margin_s + slowest):
-                    read.left = [f.path for rest in chunks[number:] for f in rest]
-                    _log_left(read.left, deadline, self.commit_margin_s + slowest)
-                    break
-                else:
-                    chunk = self._reader.read(repo, plan, files, deadline)
-                began = deadline.remaining()
-                last = number == len(chunks) - 1
-                # This chunk's write and the next one's read and write must all fit before the margin.
-                if (
-                    self._read_ahead
-                    and not last
-                    and deadline.allows(self.commit_margin_s + 2 * max(slowest, chunk.read_s))
-                ):
-                    next_chunk = ahead.submit(self._reader.read, repo, plan, chunks[number + 1], deadline)
-                position = WritePosition(chunk=number + 1, chunks=len(chunks), committed=committed)
-                w, a = self._writer.apply(
-                    user_id, chunk.parsed, archive if last else [], index, changes, position
-                )
-                written, archived = written + w, archived + a
-                committed += len(chunk.parsed)
-                read.add(chunk)
-                done += len(files)
-                if deadline.limited:
-                    slowest = max(slowest, chunk.read_s + began - deadline.remaining())
-                if progress:
-                    progress(done, total)
         if not chunks:
+            if first is not None:
+                first.close()
             written, archived = self._writer.apply(user_id, [], archive, index, changes)
+        else:
+            pipeline = first or self._pipeline(repo, plan, deadline)
+            reading = first is not None
+            with pipeline:
+                for number, files in enumerate(chunks):
+                    if not (reading and pipeline.reading_on()):
+                        # Nothing read ahead: this chunk starts now, if it still fits.
+                        if not deadline.allows(self.commit_margin_s + self._slowest):
+                            read.left = [f.path for rest in chunks[number:] for f in rest]
+                            _log_left(read.left, deadline, self.commit_margin_s + self._slowest)
+                            break
+                        pipeline.start(number)
+                        reading = True
+                    last = number == len(chunks) - 1
+                    position = WritePosition(chunk=number + 1, chunks=len(chunks), committed=committed)
+                    w, a, write_s = self._writer.apply_stream(
+                        user_id,
+                        pipeline.articles(),
+                        archive if last else [],
+                        index,
+                        changes,
+                        position,
+                        deadline,
+                    )
+                    chunk = pipeline.end().chunk
+                    written, archived = written + w, archived + a
+                    committed += chunk.parsed
+                    read.add(chunk)
+                    done += len(files)
+                    if deadline.limited:
+                        self._slowest = max(self._slowest, chunk.read_s + write_s)
+                    if progress:
+                        progress(done, total)
         self._writer.remember_failures(user_id, read, known, committed)
         if plan.assets is not None:
             plan.assets.finish(self._writer.now(), complete=snapshot.complete)

@@ -1,22 +1,23 @@
 """Reading changed files: one chunk fetched from the source and parsed, and the tally of what was read.
 
-A chunk's articles are held only until they are committed; the tally keeps no content, only what the
-summary and the remembered failures need.
+A chunk's articles come one by one, in the listing's order, as they are rendered: the writes take them
+as they come (``function.worker.sync.pipeline``) and nothing holds a chunk's articles all at once. The
+chunk's tally keeps no content, only what the summary and the remembered failures need.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
+from function.articles.images import ImageResolver
 from function.articles.parallel_parse import ArticleParser, FileToParse, ParseOptions, process_count
-from function.articles.parse import parse_article
 from function.articles.parsed import ParsedArticle
+from function.assets.syncing import ArticleImages
 from function.aws.deadline import Deadline
-from function.errors import ArticleParseError
-from function.sources.port import ArticleSource, FetchedFile, FetchFailure, FetchResult, RepoFile, RepoRef
+from function.sources.port import ArticleSource, FetchFailure, RepoFile, RepoRef
 from function.worker.sync.plan import ReadPlan
 from function.worker.sync.summary import FILE_WARNING, FileFailure, FileWarning, log_failures
 
@@ -25,14 +26,18 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Chunk:
-    """One chunk of changed files, fetched and parsed: held until it is committed."""
+    """What one chunk of changed files gave besides its articles (those go to the writes as they come)."""
 
     fetched: int
     read_s: float = 0.0  # how long fetching and parsing it took (on the deadline's clock)
-    parsed: list[ParsedArticle] = field(default_factory=list)
+    publish: dict[str, bool] = field(default_factory=dict)  # slug -> publish, of the articles parsed
     failures: list[FileFailure] = field(default_factory=list)
     warnings: list[FileWarning] = field(default_factory=list)
     parse_failures: list[tuple[str, RepoFile, str]] = field(default_factory=list)  # (slug, file, reason)
+
+    @property
+    def parsed(self) -> int:
+        return len(self.publish)
 
 
 @dataclass
@@ -52,7 +57,7 @@ class ReadTally:
 
     def add(self, chunk: Chunk) -> None:
         self.fetched += chunk.fetched
-        self.publish.update((a.slug, a.publish) for a in chunk.parsed)
+        self.publish.update(chunk.publish)
         self.failures += chunk.failures
         self.warnings += chunk.warnings
         self.parse_failures += chunk.parse_failures
@@ -81,70 +86,85 @@ class ChunkReader:
         )
         self._processes = process_count(render_processes)
 
-    def read(self, repo: RepoRef, plan: ReadPlan, files: Sequence[RepoFile], deadline: Deadline) -> Chunk:
-        """Fetch and parse one chunk of changed files, timed on the deadline's clock."""
+    def parser(self) -> ArticleParser:
+        """The render processes of one sync (forked at its first chunk worth them, ended when the
+        ``with`` block the caller holds them in ends): every chunk of the sync is rendered by them."""
+        return ArticleParser(self._options, self._processes)
+
+    def articles(
+        self,
+        repo: RepoRef,
+        plan: ReadPlan,
+        files: Sequence[RepoFile],
+        deadline: Deadline,
+        parser: ArticleParser,
+        chunk: Chunk,
+    ) -> Iterator[ParsedArticle]:
+        """Fetch one chunk of changed files and yield its articles in order as they are rendered; its
+        failures, warnings and time go in ``chunk`` (complete once the iterator is exhausted).
+
+        With images stored (``plan.assets``), each article's sources resolve against this sync's pass,
+        in this process, whichever process renders the article."""
         began = deadline.remaining()
-        chunk = Chunk(fetched=len(files))
         by_sha_path = {(f.path, f.sha): f for f in files}
         results = self._source.fetch(repo, plan.snapshot, files, wanted_in_all=len(plan.changed))
-        if plan.assets is not None:
-            # The images resolve against this sync's pass (its listing, the store, GitHub), which lives in
-            # this process: these articles are rendered here, one after another.
-            self._read_with_images(plan, results, by_sha_path, chunk)
-        else:
-            fetched = [r for r in results if isinstance(r, FetchedFile)]
-            with ArticleParser(self._options, self._processes) as parser:
-                outcomes = iter(parser.parse([FileToParse(r.path, r.sha, r.content) for r in fetched]))
-                for result in results:
-                    if isinstance(result, FetchFailure):
-                        chunk.failures.append(FileFailure(result.path, result.message, result.retryable))
-                        continue
-                    outcome = next(outcomes)
-                    if isinstance(outcome, ParsedArticle):
-                        chunk.parsed.append(outcome)
-                        continue
-                    chunk.failures.append(FileFailure(result.path, str(outcome), retryable=False))
-                    file = by_sha_path.get((result.path, result.sha)) or RepoFile(result.path, result.sha)
-                    chunk.parse_failures.append((plan.slug_by_path[result.path], file, str(outcome)))
-            chunk.warnings = [FileWarning(a.path, message) for a in chunk.parsed for message in a.warnings]
+        assets = plan.assets
+        images: dict[str, ArticleImages] = {}
+        to_parse: list[FileToParse] = []
+        failed: list[FetchFailure | None] = []  # in the listing's order; None: the next file parsed
+        for result in results:
+            if isinstance(result, FetchFailure):
+                failed.append(result)
+                continue
+            failed.append(None)
+            to_parse.append(FileToParse(result.path, result.sha, result.content, assets is not None))
+            if assets is not None:
+                images[result.path] = assets.images_for(result.path)
+        del results  # the contents are held by ``to_parse`` only, and let go as each file is sent
+
+        def resolver_for(file: FileToParse) -> ImageResolver:
+            return images[file.path].resolve
+
+        keys = [(f.path, f.sha) for f in to_parse]
+        outcomes = zip(
+            keys,
+            parser.parse(_handed_out(to_parse), expected=len(keys), resolver_for=resolver_for),
+            strict=True,
+        )
+        article_warnings: list[FileWarning] = []
+        for failure in failed:
+            if failure is not None:
+                chunk.failures.append(FileFailure(failure.path, failure.message, failure.retryable))
+                continue
+            (path, sha), outcome = next(outcomes)
+            if not isinstance(outcome, ParsedArticle):
+                chunk.failures.append(FileFailure(path, str(outcome), retryable=False))
+                repo_file = by_sha_path.get((path, sha)) or RepoFile(path, sha)
+                chunk.parse_failures.append((plan.slug_by_path[path], repo_file, str(outcome)))
+                continue
+            if assets is not None:
+                assets.record(outcome.slug, images[path])
+                chunk.warnings += [FileWarning(path, message) for message in images[path].warnings]
+            images.pop(path, None)
+            chunk.publish[outcome.slug] = outcome.publish
+            article_warnings += [FileWarning(path, message) for message in outcome.warnings]
+            yield outcome
+        # Run the render processes' map to its end (left suspended, it would be closed, and the pool
+        # with it, when collected); zip's ``strict`` checks that every file gave one outcome.
+        for _ in outcomes:
+            raise RuntimeError("more outcomes than files")
+        chunk.warnings += article_warnings
         log_failures(chunk.failures)
         for warning in chunk.warnings:
             log.warning(FILE_WARNING, extra={"path": warning.path, "warning": warning.message})
         if deadline.limited:
             chunk.read_s = began - deadline.remaining()
-        return chunk
 
-    def _read_with_images(
-        self,
-        plan: ReadPlan,
-        results: Sequence[FetchResult],
-        by_sha_path: dict[tuple[str, str], RepoFile],
-        chunk: Chunk,
-    ) -> None:
-        assert plan.assets is not None
-        options = self._options
-        for result in results:
-            if isinstance(result, FetchFailure):
-                chunk.failures.append(FileFailure(result.path, result.message, result.retryable))
-                continue
-            images = plan.assets.images_for(result.path)
-            try:
-                article = parse_article(
-                    result.path,
-                    result.sha,
-                    result.content,
-                    articles_dir=options.articles_dir,
-                    allow_raw_html=options.allow_raw_html,
-                    timezone=options.timezone,
-                    asset_base_url=options.asset_base_url,
-                    resolve_image=images.resolve,
-                )
-            except ArticleParseError as exc:
-                chunk.failures.append(FileFailure(result.path, str(exc), retryable=False))
-                file = by_sha_path.get((result.path, result.sha)) or RepoFile(result.path, result.sha)
-                chunk.parse_failures.append((plan.slug_by_path[result.path], file, str(exc)))
-                continue
-            chunk.parsed.append(article)
-            plan.assets.record(article.slug, images)
-            chunk.warnings += [FileWarning(article.path, message) for message in images.warnings]
-        chunk.warnings += [FileWarning(a.path, message) for a in chunk.parsed for message in a.warnings]
+
+def _handed_out(files: list[FileToParse]) -> Iterator[FileToParse]:
+    """The files in order, each let go of here once handed out (its content then lives in the render
+    process that has it, or in the parse under way), so a chunk's Markdown is not held to its end."""
+    for index in range(len(files)):
+        file = files[index]
+        files[index] = FileToParse(file.path, file.sha, b"", file.resolves_images)
+        yield file

@@ -22,13 +22,15 @@ class WritePosition:
     chunk: int
     chunks: int
     transaction: int = 1
-    transactions: int = 1
+    transactions: int = 1  # 0: not known yet (the chunk's articles are still rendering)
     committed: int = 0
 
     def where(self) -> str:
         where = f"chunk {self.chunk}/{self.chunks}"
         if self.transactions > 1:
             where += f" (transaction {self.transaction}/{self.transactions})"
+        elif self.transactions == 0:
+            where += f" (transaction {self.transaction})"
         return where
 
     def before(self) -> str:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from function.articles.parsed import ParsedArticle
+from function.aws.deadline import UNLIMITED, Deadline
 from function.store.batching import (
     ARCHIVE_MAX_ARTICLES,
     TRANSACTION_MAX_ARTICLES,
     TRANSACTION_MAX_BYTES,
-    transaction_batches,
+    article_bytes,
 )
 from function.store.bounds import groups
 from function.store.records import RememberedFailure, StoredArticle
@@ -23,6 +24,14 @@ from function.worker.sync.reading import ReadTally
 from function.worker.sync.write_failures import WritePosition, worded, worded_after_commits
 
 Clock = Callable[[], datetime]
+
+
+@dataclass
+class _Tally:
+    committed: int  # articles this sync committed (before this chunk, then with it)
+    written: int = 0
+    archived: int = 0
+    seconds: float = 0.0  # the writes' time, on the deadline's clock
 
 
 class ArticleWriter:
@@ -61,31 +70,82 @@ class ArticleWriter:
         Each batch is committed on its own and kept if a later one fails or the run is cut short.
         A failing transaction raises an error that says, in words, the step and ``position`` (chunk,
         transaction) it failed in and what this sync committed before it."""
-        batches = list(transaction_batches(parsed, self._batch_max_articles, self._batch_max_bytes))
+        written, archived, _ = self.apply_stream(user_id, iter(parsed), archive, index, changes, position)
+        return written, archived
+
+    def apply_stream(
+        self,
+        user_id: int,
+        parsed: Iterator[ParsedArticle],
+        archive: Sequence[str],
+        index: Mapping[str, StoredArticle],
+        changes: ReaderChanges,
+        position: WritePosition | None = None,
+        deadline: Deadline = UNLIMITED,
+    ) -> tuple[int, int, float]:
+        """``apply`` of articles that come one by one (as they are rendered): each transaction is
+        committed as soon as it is full, while the next articles render; (written, archived, and the
+        time the writes took on ``deadline``'s clock)."""
         # TiDB rewrites a whole row to archive it: a mass delete of long articles is bounded like a sync.
         gone = list(groups(archive, max_items=self._archive_max_articles))
-        work: list[tuple[Sequence[ParsedArticle], Sequence[str]]] = [(batch, []) for batch in batches]
-        if not work:
-            work = [([], [])]
-        if gone:
-            work[-1] = (work[-1][0], gone[0])
-            work += [([], group) for group in gone[1:]]
         position = position or WritePosition(chunk=1, chunks=1)
-        committed = position.committed
-        written = archived = 0
-        for number, (batch, archiving) in enumerate(work, start=1):
-            here = replace(position, transaction=number, transactions=len(work), committed=committed)
-            try:
-                result = self._store.apply(user_id, batch, archiving, self._clock(), index=index)
-            except Exception as exc:
-                if not is_store_error(exc):
-                    raise
-                raise worded(exc, here) from exc
-            committed += len(batch)
-            written += result.written
-            archived += result.archived
-            changes.add(result)
-        return written, archived
+        tally = _Tally(position.committed)
+        batch: list[ParsedArticle] = []
+        batch_bytes = 0
+        number = 0
+        for article in parsed:
+            size = article_bytes(article)
+            if batch and (
+                len(batch) >= self._batch_max_articles or batch_bytes + size > self._batch_max_bytes
+            ):
+                number += 1
+                self._commit(
+                    user_id,
+                    batch,
+                    [],
+                    index,
+                    changes,
+                    replace(position, transaction=number, transactions=0),
+                    tally,
+                    deadline,
+                )
+                batch, batch_bytes = [], 0
+            batch.append(article)
+            batch_bytes += size
+        # The last transaction of articles takes the first archive group (a small push is one transaction).
+        work: list[tuple[list[ParsedArticle], Sequence[str]]] = [(batch, gone[0] if gone else [])]
+        work += [([], group) for group in gone[1:]]
+        total = number + len(work)
+        for batch_now, archiving in work:
+            number += 1
+            here = replace(position, transaction=number, transactions=total)
+            self._commit(user_id, batch_now, archiving, index, changes, here, tally, deadline)
+        return tally.written, tally.archived, tally.seconds
+
+    def _commit(
+        self,
+        user_id: int,
+        batch: Sequence[ParsedArticle],
+        archiving: Sequence[str],
+        index: Mapping[str, StoredArticle],
+        changes: ReaderChanges,
+        here: WritePosition,
+        tally: _Tally,
+        deadline: Deadline,
+    ) -> None:
+        began = deadline.remaining()
+        try:
+            result = self._store.apply(user_id, batch, archiving, self._clock(), index=index)
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            raise worded(exc, replace(here, committed=tally.committed)) from exc
+        if deadline.limited:
+            tally.seconds += began - deadline.remaining()
+        tally.committed += len(batch)
+        tally.written += result.written
+        tally.archived += result.archived
+        changes.add(result)
 
     def now(self) -> datetime:
         """The sync's clock, for what is written beside the articles (the images' rows)."""
