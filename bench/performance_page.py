@@ -152,7 +152,7 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
             "render processes alone can at best halve the time. *Output* compares this commit's two paths "
             "byte for byte. *Peak PSS* is what the sync adds to the proportional set size of the "
             "function's process and its render processes together (shared pages split between them), "
-            "sampled every 20 ms.",
+            "sampled every 100 ms.",
             "",
         ]
     model = sizing(results)
