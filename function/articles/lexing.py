@@ -1,0 +1,205 @@
+"""Pygments' tokens for a code block, with each lexer state's rules tried in one regex (in C).
+
+Pygments' ``RegexLexer`` tries a state's rules one after another in Python at every position: about 24
+``match`` calls per token on real-shaped code, the larger part of the highlighting time. A regex
+alternation ``(r0)|(r1)|…`` tries its branches in the same order and takes the first one that matches
+at the position, so it picks the same rule; the branch that matched is the group that closed last
+(``lastindex``: each branch is one group around the rule's own pattern, and nothing follows it). That
+rule's own regex then runs once more, so its action gets the match object it always got. Tokens,
+positions and state changes come from a copy of ``RegexLexer.get_tokens_unprocessed`` (Pygments, BSD
+licence) that differs only in how it finds the rule.
+
+A state whose rules cannot be joined without changing what they match keeps the rule-by-rule loop:
+numbered back-references or conditionals (the groups are renumbered by joining), differing or inline
+global flags, or anything ``re`` refuses to compile. A lexer with its own ``get_tokens_unprocessed``
+(YAML, JSON, C, PHP...) is left to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from pygments.lexer import Lexer, RegexLexer
+from pygments.token import Error, Whitespace, _TokenType
+
+Token = tuple[int, Any, str]
+Rule = tuple[Callable[..., Any], Any, Any]
+
+# A number after a backslash (a back-reference, or an octal escape read the same way here) or a group
+# test (?(1)…) depends on group numbers, which joining shifts.
+_NUMBERED = re.compile(r"\\[1-9]|\(\?\(")
+_LEADING_FLAGS = re.compile(r"\A(?:\(\?[aiLmsux]+\))+")
+_SCOPED_FLAGS = (
+    ("a", re.ASCII),
+    ("i", re.IGNORECASE),
+    ("m", re.MULTILINE),
+    ("s", re.DOTALL),
+    ("x", re.VERBOSE),
+)
+_KNOWN_FLAGS = re.ASCII | re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.UNICODE
+
+
+class _Segment:
+    """Rules of a state tried as one: a joined regex, or a single rule that cannot be joined."""
+
+    __slots__ = ("match", "rule_of_group", "rules")
+
+    def __init__(
+        self, rules: list[Rule], match: Callable[..., Any], rule_of_group: list[Rule | None] | None
+    ) -> None:
+        self.rules = rules
+        self.match = match
+        self.rule_of_group = rule_of_group
+
+
+# Per lexer class and state name: the state's rules in segments, in their order.
+_SEGMENTS: dict[tuple[type, str], tuple[_Segment, ...]] = {}
+
+
+def tokens(lexer: Lexer, text: str) -> Iterator[Token]:
+    """Exactly ``lexer.get_tokens_unprocessed(text)``."""
+    if type(lexer).get_tokens_unprocessed is not RegexLexer.get_tokens_unprocessed:
+        return lexer.get_tokens_unprocessed(text)  # type: ignore[no-any-return]
+    return _regex_lexer_tokens(lexer, text)
+
+
+def _segments(lexer_class: type, name: str, rules: list[Rule]) -> tuple[_Segment, ...]:
+    key = (lexer_class, name)
+    found = _SEGMENTS.get(key)
+    if found is None:
+        found = _SEGMENTS[key] = _split(rules)
+    return found
+
+
+def _split(rules: list[Rule]) -> tuple[_Segment, ...]:
+    segments: list[_Segment] = []
+    run: list[tuple[Rule, str]] = []
+    for rule in rules:
+        branch = _branch(rule)
+        if branch is not None:
+            run.append((rule, branch))
+            continue
+        segments += _joined(run)
+        run = []
+        segments.append(_Segment([rule], rule[0], None))
+    return tuple(segments + _joined(run))
+
+
+def _branch(rule: Rule) -> str | None:
+    """The rule's pattern as one branch of a joined regex (its flags scoped to it), or None."""
+    pattern = getattr(rule[0], "__self__", None)
+    if not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
+        return None
+    source = pattern.pattern
+    if _NUMBERED.search(source):
+        return None
+    # Global flags may only lead a pattern (Python 3.11); they are in pattern.flags already.
+    source = _LEADING_FLAGS.sub("", source)
+    flags = "".join(letter for letter, bit in _SCOPED_FLAGS if pattern.flags & bit)
+    if pattern.flags & ~_KNOWN_FLAGS:
+        return None
+    # In verbose mode a comment runs to the end of the line: the newline keeps ")" out of it.
+    tail = "\n" if pattern.flags & re.VERBOSE else ""
+    return f"(?{flags}:{source}{tail})()" if flags else f"(?:{source})()"
+
+
+def _joined(run: list[tuple[Rule, str]]) -> list[_Segment]:
+    if len(run) < 2:
+        return [_Segment([rule], rule[0], None) for rule, _ in run]
+    rule_of_group: list[Rule | None] = [None]
+    for rule, _ in run:
+        rule_of_group += [None] * rule[0].__self__.groups + [rule]  # type: ignore[attr-defined]
+    try:
+        joined = re.compile("|".join(branch for _, branch in run))
+    except (re.error, RecursionError, OverflowError):
+        return [_Segment([rule], rule[0], None) for rule, _ in run]
+    if joined.groups != len(rule_of_group) - 1:
+        return [_Segment([rule], rule[0], None) for rule, _ in run]
+    return [_Segment([rule for rule, _ in run], joined.match, rule_of_group)]
+
+
+def _first_match(segments: tuple[_Segment, ...], text: str, pos: int) -> tuple[Any, Rule | None]:
+    """The first rule of the state that matches at ``pos``, and its match (None, None if none does).
+
+    The match is the joined regex's when the rule's action is a token type (its text and end are the
+    rule's own: the rule's branch is followed only by an empty group), else the rule's own, for its
+    callback's groups."""
+    for segment in segments:
+        hit = segment.match(text, pos)
+        if hit is None:
+            continue
+        if segment.rule_of_group is None:
+            return hit, segment.rules[0]
+        rule = segment.rule_of_group[hit.lastindex or 0]
+        if rule is not None:
+            if type(rule[1]) is _TokenType:
+                return hit, rule
+            m = rule[0](text, pos)
+            if m:
+                return m, rule
+        for rule in segment.rules:  # defensively: the joined regex said one matches, find it plainly
+            m = rule[0](text, pos)
+            if m:
+                return m, rule
+    return None, None
+
+
+def _regex_lexer_tokens(lexer: Any, text: str) -> Iterator[Token]:
+    # Pygments' RegexLexer.get_tokens_unprocessed (stack=('root',)), but for how the rule is found.
+    pos = 0
+    tokendefs = lexer._tokens
+    lexer_class = type(lexer)
+    statestack = ["root"]
+    statetokens = tokendefs["root"]
+    segments = _segments(lexer_class, "root", statetokens)
+    while 1:
+        m, rule = _first_match(segments, text, pos)
+        if m:
+            assert rule is not None
+            _, action, new_state = rule
+            if action is not None:
+                if type(action) is _TokenType:
+                    yield pos, action, m.group()
+                else:
+                    yield from action(lexer, m)
+            pos = m.end()
+            if new_state is not None:
+                # state transition
+                if isinstance(new_state, tuple):
+                    for name in new_state:
+                        if name == "#pop":
+                            if len(statestack) > 1:
+                                statestack.pop()
+                        elif name == "#push":
+                            statestack.append(statestack[-1])
+                        else:
+                            statestack.append(name)
+                elif isinstance(new_state, int):
+                    # pop, but keep at least one state on the stack
+                    if abs(new_state) >= len(statestack):
+                        del statestack[1:]
+                    else:
+                        del statestack[new_state:]
+                elif new_state == "#push":
+                    statestack.append(statestack[-1])
+                else:
+                    raise AssertionError(f"wrong state def: {new_state!r}")
+                statetokens = tokendefs[statestack[-1]]
+                segments = _segments(lexer_class, statestack[-1], statetokens)
+        else:
+            # no rule matched here
+            try:
+                if text[pos] == "\n":
+                    # at EOL, reset state to "root"
+                    statestack = ["root"]
+                    statetokens = tokendefs["root"]
+                    segments = _segments(lexer_class, "root", statetokens)
+                    yield pos, Whitespace, "\n"
+                    pos += 1
+                    continue
+                yield pos, Error, text[pos]
+                pos += 1
+            except IndexError:
+                break
