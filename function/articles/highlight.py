@@ -19,6 +19,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.token import _TokenType
 from pygments.util import ClassNotFound
 
+from function.articles.code_bodies import CodeBodies
 from function.articles.lexing import tokens
 
 # Highlighting is pure Python; past this many characters of code in one article the rest is plain
@@ -67,9 +68,10 @@ class Budget:
         return True
 
 
-def render_fence(code: str, info: str, budget: Budget) -> str:
+def render_fence(code: str, info: str, budget: Budget, bodies: CodeBodies | None = None) -> str:
     """A ``mermaid`` fence as ``<pre class="mermaid">``; any other as
-    ``<div class="code-block-container">[file label]<pre class="highlight"><code…>``."""
+    ``<div class="code-block-container">[file label]<pre class="highlight"><code…>``; with ``bodies``,
+    the code inside ``<code>`` is a marker for ``bodies.put_in`` (it skips the sanitizer)."""
     fence = parse_info(info)
     if fence.lang == "mermaid" and not fence.diff:
         # A diagram: the source for mermaid.js in the reader's browser (its default selector is
@@ -82,6 +84,8 @@ def render_fence(code: str, info: str, budget: Budget) -> str:
         body = _highlight(code, lexer)
     else:
         body = escapeHtml(code)
+    if bodies is not None:
+        body = bodies.keep_out(body)
     classes = ["language-diff"] if fence.diff else []
     if fence.lang:
         classes.append(f"language-{fence.lang}")
