@@ -120,29 +120,37 @@ def _joined(run: list[tuple[Rule, str]]) -> list[_Segment]:
     return [_Segment([rule for rule, _ in run], joined.match, rule_of_group)]
 
 
-def _first_match(segments: tuple[_Segment, ...], text: str, pos: int) -> tuple[Any, Rule | None]:
-    """The first rule of the state that matches at ``pos``, and its match (None, None if none does).
-
-    The match is the joined regex's when the rule's action is a token type (its text and end are the
-    rule's own: the rule's branch is followed only by an empty group), else the rule's own, for its
-    callback's groups."""
+def _first_match(
+    segments: tuple[_Segment, ...], rules: list[Rule], text: str, pos: int
+) -> tuple[Any, Rule | None]:
+    """The first rule of the state that matches at ``pos``, and its match (None, None if none does)."""
     for segment in segments:
         hit = segment.match(text, pos)
-        if hit is None:
-            continue
-        if segment.rule_of_group is None:
-            return hit, segment.rules[0]
-        rule = segment.rule_of_group[hit.lastindex or 0]
-        if rule is not None:
-            if type(rule[1]) is _TokenType:
-                return hit, rule
-            m = rule[0](text, pos)
-            if m:
-                return m, rule
-        for rule in segment.rules:  # defensively: the joined regex said one matches, find it plainly
-            m = rule[0](text, pos)
-            if m:
-                return m, rule
+        if hit is not None:
+            return _resolve(segment, hit, rules, text, pos)
+    return None, None
+
+
+def _resolve(
+    segment: _Segment, hit: re.Match[str], rules: list[Rule], text: str, pos: int
+) -> tuple[Any, Rule | None]:
+    """The rule of ``segment`` that ``hit`` found, and its match: the joined regex's when the rule's action
+    is a token type (its text and end are the rule's own: the rule's branch is followed only by an empty
+    group), else the rule's own, for its callback's groups."""
+    if segment.rule_of_group is None:
+        return hit, segment.rules[0]
+    rule = segment.rule_of_group[hit.lastindex or 0]
+    if rule is not None:
+        if type(rule[1]) is _TokenType:
+            return hit, rule
+        m = rule[0](text, pos)
+        if m:
+            return m, rule
+    # Cannot happen (the rule's own regex matches where its branch did); if it did, Pygments' own loop.
+    for rule in rules:
+        m = rule[0](text, pos)
+        if m:
+            return m, rule
     return None, None
 
 
@@ -155,7 +163,11 @@ def _regex_lexer_tokens(lexer: Any, text: str) -> Iterator[Token]:
     statetokens = tokendefs["root"]
     segments = _segments(lexer_class, "root", statetokens)
     while 1:
-        m, rule = _first_match(segments, text, pos)
+        if len(segments) == 1:  # most states: one joined regex, one call
+            hit = segments[0].match(text, pos)
+            m, rule = (None, None) if hit is None else _resolve(segments[0], hit, statetokens, text, pos)
+        else:
+            m, rule = _first_match(segments, statetokens, text, pos)
         if m:
             assert rule is not None
             _, action, new_state = rule
