@@ -18,6 +18,7 @@ global flags, or anything ``re`` refuses to compile. A lexer with its own ``get_
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -31,14 +32,8 @@ Rule = tuple[Callable[..., Any], Any, Any]
 # test (?(1)…) depends on group numbers, which joining shifts.
 _NUMBERED = re.compile(r"\\[1-9]|\(\?\(")
 _LEADING_FLAGS = re.compile(r"\A(?:\(\?[aiLmsux]+\))+")
-_SCOPED_FLAGS = (
-    ("a", re.ASCII),
-    ("i", re.IGNORECASE),
-    ("m", re.MULTILINE),
-    ("s", re.DOTALL),
-    ("x", re.VERBOSE),
-)
-_KNOWN_FLAGS = re.ASCII | re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.UNICODE
+_SCOPED_FLAGS = (("i", re.IGNORECASE), ("m", re.MULTILINE), ("s", re.DOTALL), ("x", re.VERBOSE))
+_SCOPABLE_FLAGS = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE
 
 
 class _Segment:
@@ -74,45 +69,58 @@ def _segments(lexer_class: type, name: str, rules: list[Rule]) -> tuple[_Segment
 
 
 def _split(rules: list[Rule]) -> tuple[_Segment, ...]:
+    flags = _common_flags(rules)
     segments: list[_Segment] = []
     run: list[tuple[Rule, str]] = []
     for rule in rules:
-        branch = _branch(rule)
+        branch = _branch(rule, flags)
         if branch is not None:
             run.append((rule, branch))
             continue
-        segments += _joined(run)
+        segments += _joined(run, flags)
         run = []
         segments.append(_Segment([rule], rule[0], None))
-    return tuple(segments + _joined(run))
+    return tuple(segments + _joined(run, flags))
 
 
-def _branch(rule: Rule) -> str | None:
-    """The rule's pattern as one branch of a joined regex (its flags scoped to it), or None."""
+def _common_flags(rules: list[Rule]) -> int:
+    """The flags most of the rules have: the joined regex's own, so that most branches need no scoped
+    flags (a branch in a flags group is tried without ``re``'s quick first-character check)."""
+    counts = Counter(pattern.flags for rule in rules if isinstance(pattern := _pattern(rule), re.Pattern))
+    return counts.most_common(1)[0][0] if counts else 0
+
+
+def _pattern(rule: Rule) -> re.Pattern[str] | None:
     pattern = getattr(rule[0], "__self__", None)
-    if not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
+    return pattern if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str) else None
+
+
+def _branch(rule: Rule, common: int) -> str | None:
+    """The rule's pattern as one branch of a regex compiled with ``common`` flags, or None."""
+    pattern = _pattern(rule)
+    if pattern is None or _NUMBERED.search(pattern.pattern):
         return None
-    source = pattern.pattern
-    if _NUMBERED.search(source):
+    differing = pattern.flags ^ common
+    if differing & ~_SCOPABLE_FLAGS:
         return None
     # Global flags may only lead a pattern (Python 3.11); they are in pattern.flags already.
-    source = _LEADING_FLAGS.sub("", source)
-    flags = "".join(letter for letter, bit in _SCOPED_FLAGS if pattern.flags & bit)
-    if pattern.flags & ~_KNOWN_FLAGS:
-        return None
+    source = _LEADING_FLAGS.sub("", pattern.pattern)
     # In verbose mode a comment runs to the end of the line: the newline keeps ")" out of it.
     tail = "\n" if pattern.flags & re.VERBOSE else ""
-    return f"(?{flags}:{source}{tail})()" if flags else f"(?:{source})()"
+    on = "".join(letter for letter, bit in _SCOPED_FLAGS if differing & bit and pattern.flags & bit)
+    off = "".join(letter for letter, bit in _SCOPED_FLAGS if differing & bit and common & bit)
+    scoped = f"{on}-{off}" if off else on
+    return f"(?{scoped}:{source}{tail})()"
 
 
-def _joined(run: list[tuple[Rule, str]]) -> list[_Segment]:
+def _joined(run: list[tuple[Rule, str]], flags: int) -> list[_Segment]:
     if len(run) < 2:
         return [_Segment([rule], rule[0], None) for rule, _ in run]
     rule_of_group: list[Rule | None] = [None]
     for rule, _ in run:
         rule_of_group += [None] * rule[0].__self__.groups + [rule]  # type: ignore[attr-defined]
     try:
-        joined = re.compile("|".join(branch for _, branch in run))
+        joined = re.compile("|".join(branch for _, branch in run), flags)
     except (re.error, RecursionError, OverflowError):
         return [_Segment([rule], rule[0], None) for rule, _ in run]
     if joined.groups != len(rule_of_group) - 1:
