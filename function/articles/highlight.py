@@ -16,7 +16,11 @@ from markdown_it.common.utils import escapeHtml
 from pygments.formatters.html import HtmlFormatter, _get_ttype_class
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
+from pygments.token import _TokenType
 from pygments.util import ClassNotFound
+
+from function.articles.code_bodies import CodeBodies
+from function.articles.lexing import tokens
 
 # Highlighting is pure Python; past this many characters of code in one article the rest is plain
 # (escaped) code, so a file of nothing but code stays within the render bound.
@@ -64,9 +68,10 @@ class Budget:
         return True
 
 
-def render_fence(code: str, info: str, budget: Budget) -> str:
+def render_fence(code: str, info: str, budget: Budget, bodies: CodeBodies | None = None) -> str:
     """A ``mermaid`` fence as ``<pre class="mermaid">``; any other as
-    ``<div class="code-block-container">[file label]<pre class="highlight"><code…>``."""
+    ``<div class="code-block-container">[file label]<pre class="highlight"><code…>``; with ``bodies``,
+    the code inside ``<code>`` is a marker for ``bodies.put_in`` (it skips the sanitizer)."""
     fence = parse_info(info)
     if fence.lang == "mermaid" and not fence.diff:
         # A diagram: the source for mermaid.js in the reader's browser (its default selector is
@@ -79,6 +84,8 @@ def render_fence(code: str, info: str, budget: Budget) -> str:
         body = _highlight(code, lexer)
     else:
         body = escapeHtml(code)
+    if bodies is not None:
+        body = bodies.keep_out(body)
     classes = ["language-diff"] if fence.diff else []
     if fence.lang:
         classes.append(f"language-{fence.lang}")
@@ -125,27 +132,44 @@ def _highlight(code: str, lexer: Lexer) -> str:
 
     Written here rather than with ``pygments.highlight``: the formatter's machinery doubled the cost of the
     small blocks articles are made of. A span never crosses a line break, so splitting the output on
-    ``"\n"`` (diff fences) keeps every line well formed; whitespace gets no span.
+    ``"\n"`` (diff fences) keeps every line well formed; whitespace gets no span. Tokens come from
+    ``lexing.tokens`` (Pygments' own, found faster); the markup of short ones is remembered, since code is
+    mostly the same keywords, names and punctuation again and again.
     """
     out = []
-    classes = _CLASSES
-    for _, ttype, value in lexer.get_tokens_unprocessed(code):
-        css = classes.get(ttype)
-        if css is None:
-            css = classes[ttype] = _get_ttype_class(ttype)
-        text = escapeHtml(value)
-        if not css or css == "w":
-            out.append(text)
-        elif "\n" in text:
-            out.append(
-                "\n".join(f'<span class="{css}">{part}</span>' if part else "" for part in text.split("\n"))
-            )
-        else:
-            out.append(f'<span class="{css}">{text}</span>')
+    known = _FRAGMENTS
+    for _, ttype, value in tokens(lexer, code):
+        if len(value) > _MAX_REMEMBERED_CHARS:
+            out.append(_fragment(ttype, value))
+            continue
+        key = (ttype, value)
+        html = known.get(key)
+        if html is None:
+            html = _fragment(ttype, value)
+            if len(known) >= _MAX_FRAGMENTS:
+                known.clear()
+            known[key] = html
+        out.append(html)
     return "".join(out)
 
 
+def _fragment(ttype: _TokenType, value: str) -> str:
+    css = _CLASSES.get(ttype)
+    if css is None:
+        css = _CLASSES[ttype] = _get_ttype_class(ttype)
+    text = escapeHtml(value)
+    if not css or css == "w":
+        return text
+    if "\n" in text:
+        return "\n".join(f'<span class="{css}">{part}</span>' if part else "" for part in text.split("\n"))
+    return f'<span class="{css}">{text}</span>'
+
+
 _CLASSES: dict[object, str] = {}
+# The markup of tokens up to this long, per token type and text: a few MB at most, then it starts over.
+_MAX_REMEMBERED_CHARS = 40
+_MAX_FRAGMENTS = 20_000
+_FRAGMENTS: dict[tuple[_TokenType, str], str] = {}
 
 
 @functools.cache

@@ -53,13 +53,26 @@ def render_math(latex: str, options: dict[str, Any]) -> str:
     display = "block" if options.get("display_mode") else "inline"
     if len(latex) <= MAX_FORMULA_CHARS:
         try:
-            tree = Converter(display=display).convert_to_element(latex)
-            _decode_tree(tree)
-            return clean_mathml(tostring(_with_source(tree, latex), encoding="unicode"))
-        # latex2mathml raises its own errors, but also IndexError/KeyError/RecursionError on odd input.
-        except Exception:  # noqa: BLE001
+            return _mathml(latex, display)
+        except RecursionError:
             return _source(latex)
     return _source(latex)
+
+
+# The same formula comes back often (within an article and across a repository's); its markup depends on
+# nothing but the formula and the display, so it is made once per process (a few MB at most). A
+# RecursionError depends on how deep the caller already was, so it is raised, never remembered.
+@functools.lru_cache(maxsize=2048)
+def _mathml(latex: str, display: str) -> str:
+    try:
+        tree = Converter(display=display).convert_to_element(latex)
+        _decode_tree(tree)
+        return clean_mathml(tostring(_with_source(tree, latex), encoding="unicode"))
+    except RecursionError:
+        raise
+    # latex2mathml raises its own errors, but also IndexError/KeyError on odd input.
+    except Exception:  # noqa: BLE001
+        return _source(latex)
 
 
 def clean_mathml(markup: str) -> str:

@@ -8,7 +8,9 @@ Zenn's dialect on markdown-it-py: CommonMark + tables + strikethrough, ``breaks`
 
 Whatever the input and the settings, the final HTML goes through ``sanitize.sanitize``: no output runs
 script. ``allow_raw_html`` only decides whether the author's HTML is parsed (and then sanitized) or shown
-as text. Limits that keep one render bounded are in ``limits``.
+as text. Limits that keep one render bounded are in ``limits``. With raw HTML off, highlighted code (our
+own escaped markup, checked) skips the sanitizer and comes back as it would have written it
+(``code_bodies``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.footnote.index import render_footnote_anchor_name, render_footnote_caption
 from mdit_py_plugins.tasklists import tasklists_plugin
 
+from function.articles.code_bodies import CodeBodies
 from function.articles.highlight import Budget, render_fence
 from function.articles.ids import footnote_key, own_id
 from function.articles.images import ImageResolver, resolve_image_sources
@@ -60,7 +63,9 @@ def render_article(
     ``resolve_image``: gives each Markdown image's URL (the asset store's; it warns on its own)."""
     md = _renderer(allow_raw_html)
     formulas = Formulas()
-    env: EnvType = {"highlight_budget": Budget(), "formulas": formulas}
+    # Author HTML could move a code block in the sanitizer's tree: its code is then sanitized in place.
+    bodies = None if allow_raw_html else CodeBodies()
+    env: EnvType = {"highlight_budget": Budget(), "formulas": formulas, "code_bodies": bodies}
     with cpu_budget():
         tokens = md.parse(defuse(text), env)
         toc = assign_heading_ids(tokens)
@@ -72,6 +77,8 @@ def render_article(
         html = md.renderer.render(tokens, md.options, env)
     html = sanitize(html, asset_base_url=asset_base_url)  # linear, in Rust
     html = formulas.put_in(html)  # each formula cleaned on its own (mathml.render_math)
+    if bodies is not None:
+        html = bodies.put_in(html)  # our own highlighted code, as the sanitizer writes it (code_bodies)
     warnings = []
     if not asset_base_url and resolve_image is None:
         images = repository_images(html)
@@ -130,7 +137,7 @@ def _render_fence(
 ) -> str:
     check_budget()
     token = tokens[idx]
-    return render_fence(token.content, token.info, env["highlight_budget"])
+    return render_fence(token.content, token.info, env["highlight_budget"], env["code_bodies"])
 
 
 class Formulas:
