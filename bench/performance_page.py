@@ -29,21 +29,17 @@ class SizingRow:
 
 
 def sizing(results: Results) -> tuple[list[SizingRow], float, float] | None:
-    """The first sync per 1,000 real-shaped articles at each memory size, modelled from the run: the
-    sequential run (one process) and the parallel one (``processes`` on as many cores) give the part of
-    the time that parallel rendering divides (``cpu``) and the rest (``rest``: downloads, writes, the
-    database's round trips); at ``c`` vCPUs the model is ``rest + cpu / c``. Returns the rows, cpu and
-    rest (seconds per 1,000 articles), or None when the run had no sequential comparison."""
-    real = next((r for r in results.real if r.sequential is not None), None)
-    if real is None or real.sequential is None or real.parallel.wall_ms >= real.sequential.wall_ms:
-        return None  # no gain measured: the cores were busy, and nothing can be modelled from it
+    """The first sync per 1,000 real-shaped articles at each memory size, modelled from the run's
+    parallel first sync: the CPU its render processes used (``cpu``, the work more CPUs divide) and the
+    rest of its wall time once that work is divided among this machine's processes (``rest``: downloads,
+    writes, round trips, this process's own work); at ``c`` vCPUs the model is ``rest + cpu / c``.
+    Returns the rows, cpu and rest (seconds per 1,000 articles), or None when no render process ran."""
+    real = next((r for r in results.real if r.render_cpu_s > 0 and r.processes > 1), None)
+    if real is None:
+        return None
     scale = 1000 / real.n
-    seq = real.sequential.wall_ms / 1000 * scale
-    par = real.parallel.wall_ms / 1000 * scale
-    processes = max(real.processes, 2)
-    # seq = rest + cpu; par = rest + cpu / processes
-    cpu = max((seq - par) * processes / (processes - 1), 0.0)
-    rest = max(seq - cpu, 0.0)
+    cpu = real.render_cpu_s * scale
+    rest = max(real.parallel.wall_ms / 1000 * scale - cpu / real.processes, 0.0)
     rows = []
     for memory in MEMORY_SIZES:
         vcpus = memory / MB_PER_VCPU
@@ -156,20 +152,11 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
             "",
         ]
     model = sizing(results)
-    compared = next((r for r in results.real if r.sequential is not None), None)
-    if model is None and compared is not None and compared.sequential is not None:
+    if model is None and results.real:
         lines += [
             "## Memory size: first-sync time and cost per 1,000 articles (modelled)",
             "",
-            f"Not modelled from this run: its parallel first sync ({compared.parallel.wall_ms / 1000:.1f} s) "
-            f"was not faster than the sequential one ({compared.sequential.wall_ms / 1000:.1f} s), so no "
-            "per-core throughput can be read from it (the shared machine's cores were busy with other "
-            "work; the parallel path's own costs, the parent's share of the work and copied pages, are "
-            "not ruled out either). "
-            "Lambda gives one vCPU per 1,769 MB (1.0, 1.7 and 3.0 vCPUs at 1,769, 3,008 and 5,307 MB); "
-            f"duration costs {PRICE_PER_GB_S['arm64']:.10f} USD per GB-s on arm64 and "
-            f"{PRICE_PER_GB_S['x86_64']:.10f} on x86_64 (US East, first tier, Lambda's price list on "
-            f"{PRICES_AS_OF}). A run on an idle machine fills this table.",
+            "Not modelled from this run: no render process ran (one CPU, or `RENDER_PROCESSES=1`).",
             "",
         ]
     if model is not None:
@@ -177,10 +164,12 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
         lines += [
             "## Memory size: first-sync time and cost per 1,000 articles (modelled)",
             "",
-            "Only 2 cores can be measured here. From the real-shaped run above, per 1,000 articles: "
-            f"{cpu:.1f} s of work that the render processes divide among CPUs and {rest:.1f} s that they do "
-            "not (downloads, writes, round trips). Lambda gives one vCPU per 1,769 MB; at `c` vCPUs the "
-            "model is `rest + cpu / c` (one Lambda vCPU taken as one core of this machine). Costs are "
+            "Only 2 cores can be measured here. From the parallel real-shaped run above, per 1,000 "
+            f"articles: {cpu:.1f} s of CPU in the render processes (the work more CPUs divide) and "
+            f"{rest:.1f} s of its wall time besides its share of that work (downloads, writes, round trips, "
+            "the function's own process). Lambda gives one vCPU per 1,769 MB; at `c` vCPUs the model is "
+            "`rest + cpu / c` (one Lambda vCPU taken as one core of this machine; below one vCPU the "
+            "render processes share what there is). Costs are "
             f"duration only, at {PRICE_PER_GB_S['arm64']:.10f} USD per GB-s (arm64) and "
             f"{PRICE_PER_GB_S['x86_64']:.10f} (x86_64), US East, first tier, Lambda's price list on "
             f"{PRICES_AS_OF}.",

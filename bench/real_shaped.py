@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -50,6 +51,9 @@ class RealShaped:
     processes: int
     identical: bool | None  # parallel's stored articles byte for byte the sequential's (None: not compared)
     peak_pss_bytes: int | None
+    # CPU seconds the parallel sync's render processes used (they are waited for when the sync ends):
+    # the work more CPUs divide.
+    render_cpu_s: float = 0.0
 
 
 def measure(rig: Rig, parts: GitHubClientParts, n: int, *, compare: bool, sample_memory: bool) -> RealShaped:
@@ -73,8 +77,10 @@ def measure(rig: Rig, parts: GitHubClientParts, n: int, *, compare: bool, sample
             rig.fresh_database(names["sequential"], repository)
             sequential = _first_sync(rig, parts, names["sequential"], repository, SEQUENTIAL)
         rig.fresh_database(names["parallel"], repository)
+        children_before = _children_cpu_s()
         with _pss_sampler(enabled=sample_memory) as peak:
             parallel = _first_sync(rig, parts, names["parallel"], repository, {})
+        render_cpu_s = _children_cpu_s() - children_before
         identical = _same_articles(rig, names["sequential"], names["parallel"]) if compare else None
     finally:
         for name in names.values():
@@ -88,6 +94,7 @@ def measure(rig: Rig, parts: GitHubClientParts, n: int, *, compare: bool, sample
         processes=available_cpus(),
         identical=identical,
         peak_pss_bytes=peak[0] if sample_memory else None,
+        render_cpu_s=render_cpu_s,
     )
 
 
@@ -102,6 +109,12 @@ def _first_sync(
     if measured.notes.get("written") != measured.notes.get("processed"):
         raise RuntimeError(f"{name}: not every article was written: {measured.notes}")
     return measured
+
+
+def _children_cpu_s() -> float:
+    """CPU seconds (user + system) of this process's children that have ended and been waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _same_articles(rig: Rig, first: str, second: str) -> bool:
