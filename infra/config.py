@@ -163,7 +163,18 @@ class StackConfig:
         doc="level of the function's own log lines",
         check=checks.log_level,
     )
-    memory_size: int = key("memorySize", integer(128, 10240), default=512, doc="MB")
+    # 3,008 MB: a first sync's cost is about the same at any size from one vCPU up (CPU-bound work is
+    # billed by GB-second and more memory buys as much more CPU), and the render processes make it
+    # faster; a push or a read waits on the network and costs in proportion, a fraction of a cent a
+    # thousand. docs/performance.md models the first sync at 1,769 / 3,008 / 5,307 MB from a run.
+    memory_size: int = key(
+        "memorySize",
+        integer(128, 10240),
+        default=3008,
+        doc="MB; Lambda gives one vCPU per 1,769 MB, which the first sync's render processes use "
+        "(time and cost per 1,000 articles at each size: docs/performance.md). New AWS accounts start "
+        "with a reduced memory quota: if a deploy is refused, lower this or raise the quota",
+    )
     # API Gateway answers after 30 s at most; the worker path runs asynchronously and may use the rest
     # of Lambda's 15 minutes.
     timeout: int = key(

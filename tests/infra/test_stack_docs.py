@@ -23,7 +23,7 @@ def test_every_key_has_its_row_with_both_stacks_values() -> None:
     assert listed == ["aws:region", *KEYS[: KEYS.index("scheduleExpression") + 1], "artifactPath",
                       *KEYS[KEYS.index("scheduleExpression") + 1 :]]  # fmt: skip
     by_key = dict(zip(listed, rows, strict=True))
-    assert "| `512` / `1024` |" in by_key["memorySize"]
+    assert "| `1769` / `3008` |" in by_key["memorySize"]
     assert "| `timeout` | `300` |" in by_key["timeout"]
     # Values that differ by the stack's prefix only are shown once.
     assert "| `/<prefix>/blog-api/database-url` |" in by_key["databaseUrlParam"]
