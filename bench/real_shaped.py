@@ -74,13 +74,17 @@ def measure(rig: Rig, parts: GitHubClientParts, n: int, *, compare: bool, sample
     try:
         if compare:
             earlier = earlier_mod.first_sync(rig, repository, names["earlier"])
-            rig.fresh_database(names["sequential"], repository)
-            sequential = _first_sync(rig, parts, names["sequential"], repository, SEQUENTIAL)
+        # The parallel path runs before this commit's sequential one: the sequential path renders in
+        # this process, and the render processes would inherit what it cached (this corpus's formulas,
+        # its code's token markup) and start warmer than a function meeting the repository first.
         rig.fresh_database(names["parallel"], repository)
         children_before = _children_cpu_s()
         with _pss_sampler(enabled=sample_memory) as peak:
             parallel = _first_sync(rig, parts, names["parallel"], repository, {})
         render_cpu_s = _children_cpu_s() - children_before
+        if compare:
+            rig.fresh_database(names["sequential"], repository)
+            sequential = _first_sync(rig, parts, names["sequential"], repository, SEQUENTIAL)
         identical = _same_articles(rig, names["sequential"], names["parallel"]) if compare else None
     finally:
         for name in names.values():
