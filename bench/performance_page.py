@@ -144,10 +144,13 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
             f"commit* is the sequential path as it was before the render processes, the read-ahead and the "
             f"render cuts (commit {commit}, unpacked from git and run in a child interpreter against the "
             "same stand-in and database in the same run, `bench/earlier.py`): the bar the one-third target "
-            "is measured against, since the cuts make both of this commit's paths faster. On 2 cores the "
-            "render processes alone can at best halve the time. *Output* compares this commit's two paths "
-            "byte for byte. *Peak PSS* is what the sync adds to the proportional set size of the "
-            "function's process and its render processes together (shared pages split between them), "
+            "is measured against, since the cuts make both of this commit's paths faster. Where both ran, "
+            f"the earlier commit's and the parallel path took turns {o.repeats} times and each figure is "
+            "the median: this shared machine's speed drifts by a fifth from one minute to the next. "
+            "On 2 cores the render processes alone can at best halve the time. *Output* compares this "
+            "commit's two paths byte for byte. *Peak PSS* is what the sync adds to the proportional set "
+            "size of the function's process and its render processes together (shared pages split "
+            "between them), "
             "sampled every 100 ms.",
             "",
         ]

@@ -20,10 +20,10 @@ import contextlib
 import os
 import resource
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench import earlier as earlier_mod
 from bench import real_corpus
@@ -36,6 +36,7 @@ from function.store.connection import connection
 from tests.kit.github_fixtures import GitHubClientParts
 
 SEQUENTIAL: dict[str, Any] = {"render_processes": 1, "read_ahead": False}
+T = TypeVar("T")
 # Reading smaps_rollup walks the page tables: at 20 ms it cost the measured process tens of seconds
 # of CPU over a 2,000-article sync. Peaks last seconds (a transaction, a chunk), so 100 ms sees them.
 _SAMPLE_S = 0.1
@@ -56,8 +57,14 @@ class RealShaped:
     render_cpu_s: float = 0.0
 
 
-def measure(rig: Rig, parts: GitHubClientParts, n: int, *, compare: bool, sample_memory: bool) -> RealShaped:
-    """Seed an N-article real-shaped repository and first-sync it (sequentially too, with ``compare``)."""
+def measure(
+    rig: Rig, parts: GitHubClientParts, n: int, *, compare: bool, sample_memory: bool, repeats: int = 1
+) -> RealShaped:
+    """Seed an N-article real-shaped repository and first-sync it (sequentially too, with ``compare``).
+
+    With ``compare``, the earlier commit's first sync and the parallel one take turns ``repeats`` times
+    and the median of each is kept: this shared machine's speed drifts by a fifth from minute to minute,
+    and a ratio of two single runs taken a minute apart measured the drift as much as the code."""
     from function.articles.fork_pool import available_cpus
 
     repository = f"octo/real-{n}"
@@ -72,16 +79,22 @@ def measure(rig: Rig, parts: GitHubClientParts, n: int, *, compare: bool, sample
         "earlier": f"bench_real_earlier_{n}",
     }
     try:
-        if compare:
-            earlier = earlier_mod.first_sync(rig, repository, names["earlier"])
-        # The parallel path runs before this commit's sequential one: the sequential path renders in
-        # this process, and the render processes would inherit what it cached (this corpus's formulas,
-        # its code's token markup) and start warmer than a function meeting the repository first.
-        rig.fresh_database(names["parallel"], repository)
-        children_before = _children_cpu_s()
-        with _pss_sampler(enabled=sample_memory) as peak:
-            parallel = _first_sync(rig, parts, names["parallel"], repository, {})
-        render_cpu_s = _children_cpu_s() - children_before
+        earliers: list[Earlier] = []
+        parallels: list[tuple[Measured, float]] = []
+        for _ in range(repeats if compare else 1):
+            if compare:
+                earliers.append(earlier_mod.first_sync(rig, repository, names["earlier"]))
+            # The parallel path runs before this commit's sequential one: the sequential path renders
+            # in this process, and the render processes would inherit what it cached (this corpus's
+            # formulas, its code's token markup) and start warmer than a function meeting it first.
+            rig.fresh_database(names["parallel"], repository)
+            children_before = _children_cpu_s()
+            with _pss_sampler(enabled=sample_memory) as peak:
+                run = _first_sync(rig, parts, names["parallel"], repository, {})
+            parallels.append((run, _children_cpu_s() - children_before))
+        parallel, render_cpu_s = _median(parallels, key=lambda p: p[0].wall_ms)
+        if earliers:
+            earlier = _median(earliers, key=lambda e: e.measured.wall_ms if e.measured else 0.0)
         if compare:
             rig.fresh_database(names["sequential"], repository)
             sequential = _first_sync(rig, parts, names["sequential"], repository, SEQUENTIAL)
@@ -113,6 +126,11 @@ def _first_sync(
     if measured.notes.get("written") != measured.notes.get("processed"):
         raise RuntimeError(f"{name}: not every article was written: {measured.notes}")
     return measured
+
+
+def _median(items: list[T], key: Callable[[T], float]) -> T:
+    """The middle item by ``key`` (the lower middle of an even count: a run that happened)."""
+    return sorted(items, key=key)[(len(items) - 1) // 2]
 
 
 def _children_cpu_s() -> float:

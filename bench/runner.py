@@ -91,8 +91,19 @@ def run(options: Options, progress: Progress = _stderr) -> Results:
         try:
             for number, n in enumerate(options.real_sizes):
                 compare, sample = number == 0, number == len(options.real_sizes) - 1
-                progress(f"real-shaped N={n}: first sync" + (", sequential and parallel" if compare else ""))
-                results.real.append(real_shaped.measure(rig, parts, n, compare=compare, sample_memory=sample))
+                progress(
+                    f"real-shaped N={n}: first sync"
+                    + (
+                        f", earlier and parallel taking turns {options.repeats} times, sequential"
+                        if compare
+                        else ""
+                    )
+                )
+                results.real.append(
+                    real_shaped.measure(
+                        rig, parts, n, compare=compare, sample_memory=sample, repeats=options.repeats
+                    )
+                )
         finally:
             parts.http.close()
     progress("accept path: moto's Lambda API on loopback")
