@@ -80,7 +80,20 @@ _SIZE = re.compile(r"(\d{1,5})(%?)")
 
 def sanitize(html: str, *, asset_base_url: str | None = None) -> str:
     """``html`` with everything outside the allowlists removed (see the module docstring)."""
-    return _fix_iframes(_cleaner(asset_base_url).clean(html))
+    return _fix_iframes(_checkbox_order(_cleaner(asset_base_url).clean(html)))
+
+
+# nh3 appends the checkbox's forced attributes an author's <input> lacks in the order of a Rust hash map,
+# which is seeded per process: the same article came out as either order, so two processes (the render
+# processes, a rebuild) stored different bytes. One order for all: the one a task list's box has.
+_APPENDED_IN_HASH_ORDER = ' disabled="" type="checkbox">'
+_CHECKBOX_TAIL = ' type="checkbox" disabled="">'
+
+
+def _checkbox_order(html: str) -> str:
+    if _APPENDED_IN_HASH_ORDER not in html:
+        return html
+    return html.replace(_APPENDED_IN_HASH_ORDER, _CHECKBOX_TAIL)
 
 
 def url_as_browsers_read(value: str) -> str:
