@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from function.observability.logs import redact
 from function.store.base import StoreBase
@@ -17,6 +17,7 @@ from function.store.models import (
     to_naive_utc,
 )
 from function.store.records import (
+    DeliveryFinish,
     DeliveryRecord,
 )
 
@@ -91,38 +92,10 @@ class DeliveryQueries(StoreBase):
         )
 
     @_translated
-    def finish_delivery(
-        self,
-        delivery_id: str,
-        *,
-        head_sha: str | None,
-        processed: int,
-        succeeded: int,
-        failed: int,
-        archived: int,
-        outcome: str,
-        error: str | None,
-        now: datetime,
-        written: int | None = None,
-        unchanged: int | None = None,
-        retryable: bool = False,  # some failure may pass on a retry
-    ) -> None:
+    def finish_delivery(self, delivery_id: str, **finish: Unpack[DeliveryFinish]) -> None:
         """Record how processing ended (one UPDATE). ``error`` is redacted and cut to ERROR_MAX_CHARS.
         A delivery that was never started is left alone. Raises ValueError for an unknown outcome."""
-        finish_query(
-            delivery_id,
-            head_sha=head_sha,
-            processed=processed,
-            succeeded=succeeded,
-            failed=failed,
-            archived=archived,
-            outcome=outcome,
-            error=error,
-            now=now,
-            written=written,
-            unchanged=unchanged,
-            retryable=retryable,
-        ).bind(self._db).execute()
+        finish_query(delivery_id, **finish).bind(self._db).execute()
 
     @_translated
     def last_sync(self, installation_id: int, repository: str) -> DeliveryRecord | None:
@@ -164,35 +137,22 @@ def last_sync_query(installation_id: int, repository: str) -> Any:
     )
 
 
-def finish_query(
-    delivery_id: str,
-    *,
-    head_sha: str | None,
-    processed: int,
-    succeeded: int,
-    failed: int,
-    archived: int,
-    outcome: str,
-    error: str | None,
-    now: datetime,
-    written: int | None = None,
-    unchanged: int | None = None,
-    retryable: bool = False,
-) -> Any:
+def finish_query(delivery_id: str, **finish: Unpack[DeliveryFinish]) -> Any:
     """The UPDATE of ``finish_delivery`` (unbound). Raises ValueError for an unknown outcome."""
-    if outcome not in OUTCOMES:
+    if finish["outcome"] not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}")
+    error = finish["error"]
     return Delivery.update(
-        head_sha=head_sha,
-        processed=processed,
-        succeeded=succeeded,
-        failed=failed,
-        archived=archived,
-        outcome=outcome,
+        head_sha=finish["head_sha"],
+        processed=finish["processed"],
+        succeeded=finish["succeeded"],
+        failed=finish["failed"],
+        archived=finish["archived"],
+        outcome=finish["outcome"],
         # Operators read it through the API and the CLI: no token or password in it.
         error=redact(error)[:ERROR_MAX_CHARS] if error else error,
-        finished_at=to_naive_utc(now),
-        written=written,
-        unchanged=unchanged,
-        retryable=retryable,
+        finished_at=to_naive_utc(finish["now"]),
+        written=finish.get("written"),
+        unchanged=finish.get("unchanged"),
+        retryable=finish.get("retryable", False),
     ).where(Delivery.delivery_id == delivery_id)

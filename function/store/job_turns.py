@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from peewee import SQL, fn
 
@@ -41,7 +41,14 @@ from function.store.deliveries import (
 from function.store.locks import LockQueries, _lock_name, _lock_prefix
 from function.store.models import Delivery, FailedFile, User, to_naive_utc
 from function.store.reconcile import ReconcileQueries, packed_index_query, unpack_index
-from function.store.records import DeliveryRecord, RememberedFailure, StoredArticle, UserRecord
+from function.store.records import (
+    DeliveryFinish,
+    DeliveryRecord,
+    RememberedFailure,
+    StoredArticle,
+    UserRecord,
+    is_complete,
+)
 from function.store.users import _USER_COLUMNS
 
 # Session variables (per connection) for the statements after the GET_LOCK: its result, and when its wait
@@ -97,10 +104,6 @@ class TurnRead(Protocol):
         ...
 
 
-def is_complete(record: DeliveryRecord | None) -> bool:
-    return record is not None and record.outcome in COMPLETE_OUTCOMES
-
-
 class JobTurnQueries(StoreBase):
     """The two turns of a push, on the session of the store's locks, reconcile and deliveries parts."""
 
@@ -143,7 +146,7 @@ class JobTurnQueries(StoreBase):
                 if user_id in self._held_server_locks and not self._closes_after_job:
                     self._locks._release_server_lock(user_id)
 
-    def finish_and_release(self, user_id: int, delivery_id: str, /, **finish: Any) -> None:
+    def finish_and_release(self, user_id: int, delivery_id: str, /, **finish: Unpack[DeliveryFinish]) -> None:
         """``finish_delivery`` and the user's lock released, in one round trip on MySQL/TiDB (on SQLite
         the lock is released when the ``push_opened`` block ends)."""
         releases = (

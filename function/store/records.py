@@ -5,7 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NotRequired, TypedDict
+
+
+class DeliveryFinish(TypedDict):
+    """How a delivery's processing ended, as ``finish_delivery`` records it: declared once here, taken as
+    keywords by the store's method, its UPDATE (``deliveries.finish_query``), ``finish_and_release`` and
+    the worker's port."""
+
+    head_sha: str | None
+    processed: int
+    succeeded: int
+    failed: int
+    archived: int
+    outcome: str
+    error: str | None
+    now: datetime
+    written: NotRequired[int | None]
+    unchanged: NotRequired[int | None]
+    retryable: NotRequired[bool]  # some failure may pass on a retry (default False)
 
 
 class Outcome(StrEnum):
@@ -153,3 +171,9 @@ class SitemapEntry:
     slug: str
     published_at: datetime
     updated_at: datetime
+
+
+def is_complete(record: DeliveryRecord | None) -> bool:
+    """Whether a delivery's record says it is done: a success, or partial (only broken files failed).
+    A failed one runs again."""
+    return record is not None and record.outcome.complete

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol, Unpack
 
 from function.articles.parsed import ParsedArticle
 from function.store.book_records import BookWrite, StoredBook
 from function.store.job_turns import DeliveryStart, OpenedPush, TurnRead
 from function.store.records import (
     ApplyResult,
+    DeliveryFinish,
     DeliveryRecord,
     RememberedFailure,
     StoredArticle,
@@ -55,24 +56,11 @@ class DeliveryLog(Protocol):
         now: datetime,
     ) -> None: ...
 
-    def finish_delivery(
-        self,
-        delivery_id: str,
-        *,
-        head_sha: str | None,
-        processed: int,
-        succeeded: int,
-        failed: int,
-        archived: int,
-        outcome: str,
-        error: str | None,
-        now: datetime,
-        written: int | None = None,
-        unchanged: int | None = None,
-        retryable: bool = False,
-    ) -> None: ...
+    def finish_delivery(self, delivery_id: str, **finish: Unpack[DeliveryFinish]) -> None: ...
 
-    def finish_and_release(self, user_id: int, delivery_id: str, /, **finish: Any) -> None: ...
+    def finish_and_release(
+        self, user_id: int, delivery_id: str, /, **finish: Unpack[DeliveryFinish]
+    ) -> None: ...
 
 
 class BookStore(Protocol):

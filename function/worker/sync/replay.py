@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from function.store.records import DeliveryRecord, Outcome, UserRecord
+from function.store.records import DeliveryRecord, Outcome, UserRecord, is_complete
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.sync.ports import DeliveryLog
@@ -34,12 +34,6 @@ def follows(user: UserRecord, push: PushRef, *, first_push_pins: bool = False) -
     if user.repository_id is not None and push.repository_id is not None:
         return bool(user.repository_id == push.repository_id)
     return same_name(user.repository, push.repository)
-
-
-def is_complete(record: DeliveryRecord | None) -> bool:
-    """Whether a delivery's record says it is done: a success, or partial (only broken files failed).
-    A failed one runs again."""
-    return record is not None and record.outcome.complete
 
 
 class Replays:

@@ -25,7 +25,7 @@ from function.store.batching import ARCHIVE_MAX_ARTICLES, TRANSACTION_MAX_ARTICL
 from function.store.book_records import StoredBook
 from function.store.job_turns import DeliveryStart
 from function.store.models import to_naive_utc
-from function.store.records import UserRecord
+from function.store.records import UserRecord, is_complete
 from function.store.steps import is_store_error
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
@@ -37,7 +37,7 @@ from function.worker.sync.ports import WorkerStore
 from function.worker.sync.push_read import PushHints, PushRead, hints_for
 from function.worker.sync.reading import ChunkReader
 from function.worker.sync.records import DeliveryRecorder
-from function.worker.sync.replay import ALREADY_PROCESSED, Replays, follows, is_complete, same_name
+from function.worker.sync.replay import ALREADY_PROCESSED, Replays, follows, same_name
 from function.worker.sync.summary import SyncSummary
 from function.worker.sync.write_failures import failure_text, worded_before_writes
 from function.worker.sync.writing import ArticleWriter
