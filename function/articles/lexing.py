@@ -1,18 +1,28 @@
-"""Pygments' tokens for a code block, with each lexer state's rules tried in one regex (in C).
+"""Pygments' tokens for a code block, with only the rules that can match at a position tried there,
+several at once in one regex (in C).
 
 Pygments' ``RegexLexer`` tries a state's rules one after another in Python at every position: about 24
-``match`` calls per token on real-shaped code, the larger part of the highlighting time. A regex
-alternation ``(r0)|(r1)|…`` tries its branches in the same order and takes the first one that matches
-at the position, so it picks the same rule; the branch that matched is the group that closed last
-(``lastindex``: each branch is one group around the rule's own pattern, and nothing follows it). That
-rule's own regex then runs once more, so its action gets the match object it always got. Tokens,
-positions and state changes come from a copy of ``RegexLexer.get_tokens_unprocessed`` (Pygments, BSD
-licence) that differs only in how it finds the rule.
+``match`` calls per token on real-shaped code, the larger part of the highlighting time. Two cuts, each
+keeping the rule Pygments' loop would pick:
 
-A state whose rules cannot be joined without changing what they match keeps the rule-by-rule loop:
-numbered back-references or conditionals (the groups are renumbered by joining), differing or inline
-global flags, or anything ``re`` refuses to compile. A lexer with its own ``get_tokens_unprocessed``
-(YAML, JSON, C, PHP...) is left to it.
+- A rule whose match cannot begin with the character at the position is skipped
+  (``function.articles.first_chars`` reads that from the rule's regex, erring towards "it can"). At a
+  punctuation mark or a space that usually leaves one rule; the rules left keep their order.
+- Rules left side by side are tried as one regex alternation ``(r0)|(r1)|…``, which tries its branches in
+  the same order and takes the first that matches at the position; the branch that matched is the group
+  that closed last (``lastindex``: each branch is one group around the rule's own pattern, and nothing
+  follows it). A rule with a callback then runs its own regex once more, so the callback gets the match
+  object it always got.
+
+Per state, the tries for each character met are remembered. Tokens, positions and state changes come
+from a copy of ``RegexLexer.get_tokens_unprocessed`` (Pygments, BSD licence) that differs only in how it
+finds the rule.
+
+A rule that cannot be joined without changing what it matches is tried alone, in its place: numbered
+back-references or conditionals (the groups are renumbered by joining), differing or inline global flags,
+or anything ``re`` refuses to compile; so is a long rule (a Unicode class of names), whose own compiled
+regex is cheaper than compiling it again into each character's alternation. A lexer with its own
+``get_tokens_unprocessed`` (YAML, JSON, C, PHP...) is left to it.
 """
 
 from __future__ import annotations
@@ -25,6 +35,8 @@ from typing import Any
 from pygments.lexer import Lexer, RegexLexer
 from pygments.token import Error, Whitespace, _TokenType
 
+from function.articles.first_chars import ANYTHING, FirstChars, first_chars
+
 Token = tuple[int, Any, str]
 Rule = tuple[Callable[..., Any], Any, Any]
 
@@ -36,8 +48,8 @@ _SCOPED_FLAGS = (("i", re.IGNORECASE), ("m", re.MULTILINE), ("s", re.DOTALL), ("
 _SCOPABLE_FLAGS = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE
 
 
-class _Segment:
-    """Rules of a state tried as one: a joined regex, or a single rule that cannot be joined."""
+class _Try:
+    """Rules tried as one at a position: several joined in one regex, or a single rule's own regex."""
 
     __slots__ = ("match", "rule_of_group", "rules")
 
@@ -49,8 +61,51 @@ class _Segment:
         self.rule_of_group = rule_of_group
 
 
-# Per lexer class and state name: the state's rules in segments, in their order.
-_SEGMENTS: dict[tuple[type, str], tuple[_Segment, ...]] = {}
+class _State:
+    """A lexer state's rules, what each can start with, and per character met the tries that can match
+    there: the rules that cannot start with the character are left out, in their order otherwise, so the
+    first rule that matches is still the one Pygments' loop would pick."""
+
+    __slots__ = ("branches", "by_char", "firsts", "flags", "rules")
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules = rules
+        self.flags = _common_flags(rules)
+        self.branches = [_branch(rule, self.flags) for rule in rules]
+        self.firsts = [_first_chars(rule) for rule in rules]
+        self.by_char: dict[str, tuple[_Try, ...]] = {}
+
+    def tries_at(self, char: str) -> tuple[_Try, ...]:
+        """The tries for a position whose character is ``char`` ("" at the end of the text)."""
+        if len(self.by_char) >= _MAX_CHARS_PER_STATE:
+            return self._tries([True] * len(self.rules))  # a text of many characters: no more remembered
+        found = self.by_char[char] = self._tries([first.may_start_with(char) for first in self.firsts])
+        return found
+
+    def _tries(self, candidates: list[bool]) -> tuple[_Try, ...]:
+        tries: list[_Try] = []
+        run: list[tuple[Rule, str]] = []
+        for rule, branch, candidate in zip(self.rules, self.branches, candidates, strict=True):
+            if not candidate:
+                continue
+            if branch is not None and len(branch) <= _JOINED_BRANCH_CHARS:
+                run.append((rule, branch))
+                continue
+            tries += _joined(run, self.flags)
+            run = []
+            tries.append(_Try([rule], rule[0], None))
+        return tuple(tries + _joined(run, self.flags))
+
+
+# Per lexer class and state name.
+_STATES: dict[tuple[type, str], _State] = {}
+# A state's characters remembered: beyond, each position tries every rule (a text of many scripts).
+_MAX_CHARS_PER_STATE = 512
+# A longer rule (a Unicode class of names, a long word list) is tried alone with its own regex, already
+# compiled by Pygments: compiling it again into every narrowed regex cost more than it saved.
+_JOINED_BRANCH_CHARS = 400
+# Joined tries by their rules and flags: every state and character with the same candidates shares one.
+_JOINED: dict[tuple[tuple[Rule, ...], int], list[_Try]] = {}
 
 
 def tokens(lexer: Lexer, text: str) -> Iterator[Token]:
@@ -60,27 +115,21 @@ def tokens(lexer: Lexer, text: str) -> Iterator[Token]:
     return _regex_lexer_tokens(lexer, text)
 
 
-def _segments(lexer_class: type, name: str, rules: list[Rule]) -> tuple[_Segment, ...]:
+def _state(lexer_class: type, name: str, rules: list[Rule]) -> _State:
     key = (lexer_class, name)
-    found = _SEGMENTS.get(key)
+    found = _STATES.get(key)
     if found is None:
-        found = _SEGMENTS[key] = _split(rules)
+        found = _STATES[key] = _State(rules)
     return found
 
 
-def _split(rules: list[Rule]) -> tuple[_Segment, ...]:
-    flags = _common_flags(rules)
-    segments: list[_Segment] = []
-    run: list[tuple[Rule, str]] = []
-    for rule in rules:
-        branch = _branch(rule, flags)
-        if branch is not None:
-            run.append((rule, branch))
-            continue
-        segments += _joined(run, flags)
-        run = []
-        segments.append(_Segment([rule], rule[0], None))
-    return tuple(segments + _joined(run, flags))
+def _first_chars(rule: Rule) -> FirstChars:
+    pattern = getattr(rule[0], "__self__", None)
+    return (
+        first_chars(pattern)
+        if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str)
+        else ANYTHING
+    )
 
 
 def _common_flags(rules: list[Rule]) -> int:
@@ -113,41 +162,47 @@ def _branch(rule: Rule, common: int) -> str | None:
     return f"(?{scoped}:{source}{tail})()"
 
 
-def _joined(run: list[tuple[Rule, str]], flags: int) -> list[_Segment]:
+def _joined(run: list[tuple[Rule, str]], flags: int) -> list[_Try]:
     if len(run) < 2:
-        return [_Segment([rule], rule[0], None) for rule, _ in run]
+        return [_Try([rule], rule[0], None) for rule, _ in run]
+    key = (tuple(rule for rule, _ in run), flags)
+    found = _JOINED.get(key)
+    if found is None:
+        found = _JOINED[key] = _compiled(run, flags)
+    return found
+
+
+def _compiled(run: list[tuple[Rule, str]], flags: int) -> list[_Try]:
     rule_of_group: list[Rule | None] = [None]
     for rule, _ in run:
         rule_of_group += [None] * rule[0].__self__.groups + [rule]  # type: ignore[attr-defined]
     try:
         joined = re.compile("|".join(branch for _, branch in run), flags)
     except (re.error, RecursionError, OverflowError):
-        return [_Segment([rule], rule[0], None) for rule, _ in run]
+        return [_Try([rule], rule[0], None) for rule, _ in run]
     if joined.groups != len(rule_of_group) - 1:
-        return [_Segment([rule], rule[0], None) for rule, _ in run]
-    return [_Segment([rule for rule, _ in run], joined.match, rule_of_group)]
+        return [_Try([rule], rule[0], None) for rule, _ in run]
+    return [_Try([rule for rule, _ in run], joined.match, rule_of_group)]
 
 
-def _first_match(
-    segments: tuple[_Segment, ...], rules: list[Rule], text: str, pos: int
-) -> tuple[Any, Rule | None]:
-    """The first rule of the state that matches at ``pos``, and its match (None, None if none does)."""
-    for segment in segments:
-        hit = segment.match(text, pos)
+def _first_match(tries: tuple[_Try, ...], rules: list[Rule], text: str, pos: int) -> tuple[Any, Rule | None]:
+    """The first rule of ``tries`` that matches at ``pos``, and its match (None, None if none does)."""
+    for attempt in tries:
+        hit = attempt.match(text, pos)
         if hit is not None:
-            return _resolve(segment, hit, rules, text, pos)
+            return _resolve(attempt, hit, rules, text, pos)
     return None, None
 
 
 def _resolve(
-    segment: _Segment, hit: re.Match[str], rules: list[Rule], text: str, pos: int
+    attempt: _Try, hit: re.Match[str], rules: list[Rule], text: str, pos: int
 ) -> tuple[Any, Rule | None]:
-    """The rule of ``segment`` that ``hit`` found, and its match: the joined regex's when the rule's action
+    """The rule of ``attempt`` that ``hit`` found, and its match: the joined regex's when the rule's action
     is a token type (its text and end are the rule's own: the rule's branch is followed only by an empty
     group), else the rule's own, for its callback's groups."""
-    if segment.rule_of_group is None:
-        return hit, segment.rules[0]
-    rule = segment.rule_of_group[hit.lastindex or 0]
+    if attempt.rule_of_group is None:
+        return hit, attempt.rules[0]
+    rule = attempt.rule_of_group[hit.lastindex or 0]
     if rule is not None:
         if type(rule[1]) is _TokenType:
             return hit, rule
@@ -169,13 +224,27 @@ def _regex_lexer_tokens(lexer: Any, text: str) -> Iterator[Token]:
     lexer_class = type(lexer)
     statestack = ["root"]
     statetokens = tokendefs["root"]
-    segments = _segments(lexer_class, "root", statetokens)
+    state = _state(lexer_class, "root", statetokens)
     while 1:
-        if len(segments) == 1:  # most states: one joined regex, one call
-            hit = segments[0].match(text, pos)
-            m, rule = (None, None) if hit is None else _resolve(segments[0], hit, statetokens, text, pos)
+        char = text[pos : pos + 1]
+        tries = state.by_char.get(char)
+        if tries is None:
+            tries = state.tries_at(char)
+        if len(tries) == 1:  # mostly: one rule, or one joined regex of the few that can match here
+            attempt = tries[0]
+            hit = attempt.match(text, pos)
+            if hit is None:
+                m = rule = None
+            elif attempt.rule_of_group is None:
+                m, rule = hit, attempt.rules[0]
+            else:
+                rule = attempt.rule_of_group[hit.lastindex or 0]
+                if rule is not None and type(rule[1]) is _TokenType:
+                    m = hit
+                else:
+                    m, rule = _resolve(attempt, hit, statetokens, text, pos)
         else:
-            m, rule = _first_match(segments, statetokens, text, pos)
+            m, rule = _first_match(tries, statetokens, text, pos)
         if m:
             assert rule is not None
             _, action, new_state = rule
@@ -207,7 +276,7 @@ def _regex_lexer_tokens(lexer: Any, text: str) -> Iterator[Token]:
                 else:
                     raise AssertionError(f"wrong state def: {new_state!r}")
                 statetokens = tokendefs[statestack[-1]]
-                segments = _segments(lexer_class, statestack[-1], statetokens)
+                state = _state(lexer_class, statestack[-1], statetokens)
         else:
             # no rule matched here
             try:
@@ -215,7 +284,7 @@ def _regex_lexer_tokens(lexer: Any, text: str) -> Iterator[Token]:
                     # at EOL, reset state to "root"
                     statestack = ["root"]
                     statetokens = tokendefs["root"]
-                    segments = _segments(lexer_class, "root", statetokens)
+                    state = _state(lexer_class, "root", statetokens)
                     yield pos, Whitespace, "\n"
                     pos += 1
                     continue

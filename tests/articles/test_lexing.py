@@ -150,8 +150,12 @@ def test_a_whole_file_gives_pygments_tokens(language: str) -> None:
 
 
 @pytest.mark.parametrize("language", ["python", "ts", "bash", "go"])
-def test_most_of_a_common_languages_rules_are_tried_in_one_regex(language: str) -> None:
+def test_at_a_character_only_the_rules_that_can_start_with_it_are_tried(language: str) -> None:
     lexer = get_lexer_by_name(language)
     list(lexing.tokens(lexer, SAMPLE))
-    root = lexing._SEGMENTS[(type(lexer), "root")]
-    assert len(root) <= 3 < len(lexer._tokens["root"])
+    root = lexing._STATES[(type(lexer), "root")]
+    assert len(root.rules) > 20
+    for char in "( ;\n=x":
+        tried = root.tries_at(char)
+        assert len(tried) <= 2
+        assert sum(len(attempt.rules) for attempt in tried) <= 4
