@@ -10,10 +10,10 @@ answers once, and ``drop`` forgets whatever was not asked for (the head had move
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Executor, Future
 
-from function.sources.port import ArticleSource, FetchResult, RepoFile, RepoRef, Snapshot
+from function.sources.port import ArticleSource, FetchResult, RepoFile, RepoRef, Snapshot, StreamsFetches
 
 _Key = tuple[RepoRef, str, tuple[RepoFile, ...], int | None]
 
@@ -58,6 +58,24 @@ class FetchesAhead:
         if begun is not None:
             return begun.result()  # the source's fetch never raises: its failures are results
         return self._source.fetch(repo, snapshot, files, wanted_in_all=wanted_in_all)
+
+    def fetch_stream(
+        self,
+        repo: RepoRef,
+        snapshot: Snapshot,
+        files: Sequence[RepoFile],
+        *,
+        wanted_in_all: int | None = None,
+    ) -> Iterator[FetchResult]:
+        """``fetch``, file by file when the source streams and nothing was begun for these files."""
+        with self._lock:
+            begun = self._begun.pop(_key(repo, snapshot, files, wanted_in_all), None)
+        if begun is not None:
+            yield from begun.result()
+        elif isinstance(self._source, StreamsFetches):
+            yield from self._source.fetch_stream(repo, snapshot, files, wanted_in_all=wanted_in_all)
+        else:
+            yield from self._source.fetch(repo, snapshot, files, wanted_in_all=wanted_in_all)
 
     def drop(self) -> None:
         """Forget the fetches begun and not asked for (their threads are the pool owner's to wait for)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from function.articles.book_paths import BOOKS_DIR, is_book_path
@@ -94,11 +94,24 @@ class DirectorySource:
     ) -> list[FetchResult]:
         """Read ``files``. A file that is gone, unreadable, or changed since ``snapshot`` yields a
         non-retryable ``FetchFailure`` (the next sync sees its new state); this never raises."""
+        return list(self.fetch_stream(repo, snapshot, files, wanted_in_all=wanted_in_all))
+
+    def fetch_stream(
+        self,
+        repo: RepoRef,
+        snapshot: Snapshot,
+        files: Sequence[RepoFile],
+        *,
+        wanted_in_all: int | None = None,
+    ) -> Iterator[FetchResult]:
+        """``fetch``, one file read at a time, in the order given."""
         try:
             root, folder = self._folders()
         except SourceUnavailable as exc:
-            return [FetchFailure(f.path, f.sha, str(exc), retryable=False) for f in files]
-        return [self._fetch_one(root, folder, file) for file in files]
+            yield from (FetchFailure(f.path, f.sha, str(exc), retryable=False) for f in files)
+            return
+        for file in files:
+            yield self._fetch_one(root, folder, file)
 
     def _fetch_one(self, root: Path, folder: Path, file: RepoFile) -> FetchResult:
         if is_book_path(file.path):

@@ -18,7 +18,7 @@ import logging
 import re
 import tarfile
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -255,38 +255,51 @@ class GitHubSource:
 
         Each content is verified against its blob SHA. Failures are ``FetchFailure`` with
         ``retryable=True`` for 5xx/429/rate limit/time-outs, ``False`` for 404, SHA mismatch and refusals."""
+        place = {f.path: index for index, f in enumerate(files)}
+        results = list(self.fetch_stream(repo, snapshot, files, wanted_in_all=wanted_in_all))
+        return sorted(results, key=lambda result: place[result.path])
+
+    def fetch_stream(
+        self,
+        repo: RepoRef,
+        snapshot: Snapshot,
+        files: Sequence[RepoFile],
+        *,
+        wanted_in_all: int | None = None,
+    ) -> Iterator[FetchResult]:
+        """``fetch``'s results as they come: the tarball's files as it is read (in its order), then the
+        rest, each fetched alone, in the order given."""
         # A file the listing says is over the limit is never downloaded: it fails here, with its size.
         too_big = {f.path: f.size for f in files if f.size is not None and f.size > self.max_file_bytes}
         wanted = [f for f in files if f.path not in too_big]
         if not wanted and not too_big:
-            return []
-        contents: dict[str, bytes] = {}
+            return
+        found: set[str] = set()
         # A first sync read in chunks still goes by tarball (one per chunk, each keeping only that
         # chunk's files): 20 downloads of 20,000 articles cost less than 20,000 blob requests, which
         # would also exceed an installation's 5,000 requests an hour. A chunk of a few files (the tail)
         # goes by blob all the same.
         in_all = max(wanted_in_all or 0, len(wanted))
         if len(wanted) > self.tarball_min_files and self._wants_tarball(in_all, len(snapshot.files)):
-            contents = self._fetch_tarball(repo, snapshot.head_sha, wanted)
-        missing_shas = sorted({f.sha for f in wanted if f.path not in contents})
+            for file in self._tarball_files(repo, snapshot.head_sha, wanted):
+                found.add(file.path)
+                yield file
+        missing_shas = sorted({f.sha for f in wanted if f.path not in found})
         by_sha = self._fetch_blobs(repo, missing_shas)
-        results: list[FetchResult] = []
         for f in files:
+            if f.path in found:
+                continue
             if f.path in too_big:
                 message = f"{too_big[f.path]} bytes, over the {self.max_file_bytes}-byte limit for an article"
-                results.append(FetchFailure(path=f.path, sha=f.sha, message=message, retryable=False))
-                continue
-            if f.path in contents:
-                results.append(FetchedFile(path=f.path, sha=f.sha, content=contents[f.path]))
+                yield FetchFailure(path=f.path, sha=f.sha, message=message, retryable=False)
                 continue
             outcome = by_sha[f.sha]
             if isinstance(outcome, _Failed):
-                results.append(
-                    FetchFailure(path=f.path, sha=f.sha, message=outcome.message, retryable=outcome.retryable)
+                yield FetchFailure(
+                    path=f.path, sha=f.sha, message=outcome.message, retryable=outcome.retryable
                 )
             else:
-                results.append(FetchedFile(path=f.path, sha=f.sha, content=outcome))
-        return results
+                yield FetchedFile(path=f.path, sha=f.sha, content=outcome)
 
     def _wants_tarball(self, wanted: int, total: int) -> bool:
         return wanted > self.tarball_min_files and wanted > self.tarball_min_fraction * total
@@ -326,13 +339,16 @@ class GitHubSource:
             return decoded
         return _Failed(f"blob {sha}: content does not match its SHA", retryable=False)
 
-    def _fetch_tarball(self, repo: RepoRef, head_sha: str, files: Sequence[RepoFile]) -> dict[str, bytes]:
-        """Contents of ``files`` taken from the tarball at ``head_sha`` (one request, streamed).
+    def _tarball_files(
+        self, repo: RepoRef, head_sha: str, files: Sequence[RepoFile]
+    ) -> Iterator[FetchedFile]:
+        """``files`` taken from the tarball at ``head_sha`` (one request, streamed), each given as soon as
+        it is read.
 
-        Returns only verified contents; whatever is missing, too big or mismatched is left to the caller
+        Gives only verified contents; whatever is missing, too big or mismatched is left to the caller
         (blob fetches). Never raises for a GitHub or archive problem."""
         wanted = {f.path: f.sha for f in files}
-        found: dict[str, bytes] = {}
+        found: set[str] = set()
         try:
             token = self.auth.installation_token(self._installation(repo))
             url = f"{self._repo_url(repo)}/tarball/{head_sha}"
@@ -342,7 +358,7 @@ class GitHubSource:
                         "GitHub tarball unavailable, fetching blobs",
                         extra={"repository": repo.full_name, "status": answer.status},
                     )
-                    return found
+                    return
                 # "r|*": a forward-only stream, never the whole archive in memory.
                 # Capped in total (the archive as sent) and per member (the listing's limit), so a
                 # hostile archive costs bounded time and memory; what it did not give goes by blob.
@@ -365,8 +381,9 @@ class GitHubSource:
                         extracted = archive.extractfile(member)
                         data = extracted.read(self.max_file_bytes + 1) if extracted is not None else b""
                         if git_blob_sha(data) == sha:
-                            found[path] = data
+                            found.add(path)
                             kept += len(data)
+                            yield FetchedFile(path=path, sha=sha, content=data)
                         if len(found) == len(wanted):
                             break
         except (
@@ -381,4 +398,3 @@ class GitHubSource:
                 "GitHub tarball failed, fetching the rest as blobs",
                 extra={"repository": repo.full_name, "error": type(exc).__name__, "found": len(found)},
             )
-        return found

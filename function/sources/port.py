@@ -6,7 +6,7 @@ and a local folder read as if it were the repository (``function.sources.folder`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -86,6 +86,23 @@ class ArticleSource(Protocol):
         order; a file that cannot be fetched yields a FetchFailure and never raises.
         ``wanted_in_all``: how many files the sync fetches over all its chunks (``files`` is one), for a
         source that chooses between per-file requests and one download of the whole repository."""
+        ...
+
+
+@runtime_checkable
+class StreamsFetches(Protocol):
+    """A source that gives a fetch's files one by one as they arrive (a tarball, member by member), so
+    a first sync's render processes start on the first files while the rest downloads."""
+
+    def fetch_stream(
+        self,
+        repo: RepoRef,
+        snapshot: Snapshot,
+        files: Sequence[RepoFile],
+        *,
+        wanted_in_all: int | None = None,
+    ) -> Iterator[FetchResult]:
+        """``fetch``'s results (one per file, in any order), each given as soon as it is known."""
         ...
 
 

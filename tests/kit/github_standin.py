@@ -78,6 +78,18 @@ class StandInResponse:
     status: int
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
+    held: TarballHold | None = None  # send part of the body, then wait (a slow download)
+
+
+@dataclass
+class TarballHold:
+    """The next tarball download sends its first ``fraction`` of bytes, then waits until ``release`` is
+    set (at most ``max_wait`` seconds) before the rest; ``rest_sent`` is set once the rest went out."""
+
+    fraction: float
+    max_wait: float = 10.0
+    release: threading.Event = field(default_factory=threading.Event)
+    rest_sent: threading.Event = field(default_factory=threading.Event)
 
 
 def json_response(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> StandInResponse:
@@ -187,7 +199,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(response.body)))
             self.end_headers()
-            if self.command != "HEAD":
+            if self.command != "HEAD" and response.held is not None:
+                split = int(len(response.body) * response.held.fraction)
+                self.wfile.write(response.body[:split])
+                self.wfile.flush()
+                response.held.release.wait(response.held.max_wait)
+                self.wfile.write(response.body[split:])
+                response.held.rest_sent.set()
+            elif self.command != "HEAD":
                 self.wfile.write(response.body)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
@@ -232,6 +251,7 @@ class GitHubStandIn:
         self._tree_limit: int | None = None
         self._corrupt: dict[str, bytes] = {}
         self._tarballs: dict[str, bytes] = {}
+        self._tarball_hold: TarballHold | None = None
         # Tree bodies by (repository, commit, recursive, limit): a commit never changes, and GitHub
         # serves trees from a cache too; the benchmark's worker shares this process and its CPU.
         self._trees: dict[tuple[str, str, bool, int | None], bytes] = {}
@@ -369,6 +389,13 @@ class GitHubStandIn:
             self._faults.clear()
             self._corrupt.clear()
             self._tree_limit = None
+
+    def hold_tarball(self, fraction: float, *, max_wait: float = 10.0) -> TarballHold:
+        """Make the next tarball download stop after ``fraction`` of its bytes until released."""
+        hold = TarballHold(fraction, max_wait)
+        with self._lock:
+            self._tarball_hold = hold
+        return hold
 
     def truncate_tree(self, keep: int | None) -> None:
         """Tree listings return only their first ``keep`` entries with ``truncated: true`` (None: whole)."""
@@ -712,6 +739,8 @@ class GitHubStandIn:
             with self._lock:
                 self._tarballs[sha] = archive
         folder = f"{repo.full_name.replace('/', '-')}-{sha[:7]}"
+        with self._lock:
+            hold, self._tarball_hold = self._tarball_hold, None
         return StandInResponse(
             200,
             archive,
@@ -719,6 +748,7 @@ class GitHubStandIn:
                 "Content-Type": "application/x-gzip",
                 "Content-Disposition": f"attachment; filename={folder}.tar.gz",
             },
+            held=hold,
         )
 
     def _get_contents(self, request: StandInRequest, match: re.Match[str]) -> StandInResponse:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 import time
 from collections.abc import Callable
 
@@ -255,6 +256,44 @@ def test_first_sync_of_many_files_uses_one_tarball_request(
         assert isinstance(result, FetchedFile)
         assert result.content == expected[result.path]
     assert "authorization" in github.requests[0].headers  # the API call is authenticated
+
+
+def test_a_tarballs_files_are_given_as_it_downloads(
+    github: GitHubStandIn, make_github_source: MakeSource
+) -> None:
+    # GIVEN 200 articles whose tarball download stops halfway until released
+    bodies = {path: content + secrets.token_hex(2000).encode() for path, content in articles(200).items()}
+    github.set_files(bodies)
+    source = make_github_source().source
+    snapshot = source.snapshot(MAIN)
+    hold = github.hold_tarball(0.5)
+
+    # WHEN the files are streamed
+    stream = source.fetch_stream(MAIN, snapshot, snapshot.files)
+    first = next(stream)
+
+    # THEN the first file came while the rest of the download was still held back
+    assert not hold.rest_sent.is_set()
+    hold.release.set()
+    results = [first, *stream]
+    # and every file came once, intact, from that one download, in its (the listing's) order
+    assert github.count("codeload") == 1 and github.count("blob") == 0
+    assert [r.path for r in results] == [f.path for f in snapshot.files]
+    assert all(isinstance(r, FetchedFile) and r.content == bodies[r.path] for r in results)
+
+
+def test_fetch_answers_in_the_order_asked_whatever_the_tarballs_order(
+    github: GitHubStandIn, make_github_source: MakeSource
+) -> None:
+    github.set_files(articles(80))
+    source = make_github_source().source
+    snapshot = source.snapshot(MAIN)
+    asked = list(reversed(snapshot.files))
+
+    results = source.fetch(MAIN, snapshot, asked)
+
+    assert [r.path for r in results] == [f.path for f in asked]
+    assert github.count("tarball") == 1
 
 
 def test_tarball_redirect_to_another_host_carries_no_token(

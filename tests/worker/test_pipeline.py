@@ -5,7 +5,7 @@ committed; and it writes what the sequential path writes, in the same transactio
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from function.sources.port import FetchResult, RepoFile, RepoRef, Snapshot
 from function.store.records import ApplyResult, RememberedFailure
 from function.worker.sync.chunked import ChunkedSync
 from function.worker.sync.plan import Known, Planner
-from function.worker.sync.reading import ChunkReader
+from function.worker.sync.reading import Chunk, ChunkReader
 from function.worker.sync.writing import ArticleWriter
 from tests.kit.blog_fixtures import article
 
@@ -44,16 +44,16 @@ class LoggedSource(DirectorySource):
         super().__init__(root)
         self.log = log
 
-    def fetch(
+    def fetch_stream(
         self,
         repo: RepoRef,
         snapshot: Snapshot,
         files: Sequence[RepoFile],
         *,
         wanted_in_all: int | None = None,
-    ) -> list[FetchResult]:
+    ) -> Iterator[FetchResult]:
         self.log.add("fetch", [f.path for f in files])
-        return super().fetch(repo, snapshot, files, wanted_in_all=wanted_in_all)
+        yield from super().fetch_stream(repo, snapshot, files, wanted_in_all=wanted_in_all)
 
 
 class GatedWrites:
@@ -180,12 +180,12 @@ def test_an_error_in_the_reading_is_raised_by_the_writes_and_ends_the_render_pro
     log = Log()
 
     class FailingSource(LoggedSource):
-        def fetch(
+        def fetch_stream(
             self, repo: RepoRef, snapshot: Snapshot, files: Sequence[RepoFile], **kw: Any
-        ) -> list[FetchResult]:
+        ) -> Iterator[FetchResult]:
             if any(kind == "fetch" for kind, _ in self.log.events):
                 raise OSError("the second download failed")
-            return super().fetch(repo, snapshot, files, **kw)
+            yield from super().fetch_stream(repo, snapshot, files, **kw)
 
     source, writes = FailingSource(tmp_path, log), GatedWrites(log)
     writes.release.set()
@@ -196,3 +196,55 @@ def test_an_error_in_the_reading_is_raised_by_the_writes_and_ends_the_render_pro
     # the first chunk was committed before the error surfaced; nothing of the second
     committed = [path for kind, paths in log.events if kind == "commit" for path in paths]
     assert committed == [f"articles/a{i:03}.md" for i in range(CHUNK)]
+
+
+class GivingSource(DirectorySource):
+    """A folder that records each file as it gives it, one at a time (as a tarball being read does)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.given: list[str] = []
+
+    def fetch_stream(
+        self,
+        repo: RepoRef,
+        snapshot: Snapshot,
+        files: Sequence[RepoFile],
+        *,
+        wanted_in_all: int | None = None,
+    ) -> Iterator[FetchResult]:
+        for result in super().fetch_stream(repo, snapshot, files, wanted_in_all=wanted_in_all):
+            self.given.append(result.path)
+            yield result
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_rendering_starts_on_the_first_files_while_the_rest_are_still_being_read(
+    tmp_path: Path, processes: int
+) -> None:
+    # GIVEN a chunk of 20 files from a source that gives them one at a time
+    repository(tmp_path)
+    source = GivingSource(tmp_path)
+    reader = ChunkReader(
+        source,
+        articles_dir="articles",
+        allow_raw_html=False,
+        timezone=None,
+        asset_base_url=None,
+        render_processes=processes,
+    )
+    plan = Planner("articles", chunk_max_files=CHUNK).plan(source.snapshot(REPO), Known({}, {}))
+    chunk = Chunk(fetched=CHUNK)
+    with reader.parser() as parser:
+        # WHEN the chunk's first article is taken
+        articles = reader.articles(REPO, plan, plan.chunks[0], UNLIMITED, parser, chunk)
+        first = next(articles)
+        given_by_then = len(source.given)
+        rest = list(articles)
+
+    # THEN it was rendered when only the files the render processes had in hand were read
+    assert first.slug == "a000"
+    assert given_by_then <= max(processes, 1) * 2
+    # and the whole chunk still came, in order
+    assert [a.slug for a in (first, *rest)] == [f"a{i:03}" for i in range(CHUNK)]
+    assert chunk.parsed == CHUNK

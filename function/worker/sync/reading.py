@@ -8,16 +8,18 @@ chunk's tally keeps no content, only what the summary and the remembered failure
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
+from typing import cast
 
 from function.articles.images import ImageResolver
 from function.articles.parallel_parse import ArticleParser, FileToParse, ParseOptions, process_count
 from function.articles.parsed import ParsedArticle
 from function.assets.syncing import ArticleImages
 from function.aws.deadline import Deadline
-from function.sources.port import ArticleSource, FetchFailure, RepoFile, RepoRef
+from function.sources.port import ArticleSource, FetchFailure, FetchResult, RepoFile, RepoRef, StreamsFetches
 from function.worker.sync.plan import ReadPlan
 from function.worker.sync.summary import FILE_WARNING, FileFailure, FileWarning, log_failures
 
@@ -107,36 +109,37 @@ class ChunkReader:
         in this process, whichever process renders the article."""
         began = deadline.remaining()
         by_sha_path = {(f.path, f.sha): f for f in files}
-        results = self._source.fetch(repo, plan.snapshot, files, wanted_in_all=len(plan.changed))
         assets = plan.assets
         images: dict[str, ArticleImages] = {}
-        to_parse: list[FileToParse] = []
-        failed: list[FetchFailure | None] = []  # in the listing's order; None: the next file parsed
-        for result in results:
-            if isinstance(result, FetchFailure):
-                failed.append(result)
-                continue
-            failed.append(None)
-            to_parse.append(FileToParse(result.path, result.sha, result.content, assets is not None))
-            if assets is not None:
-                images[result.path] = assets.images_for(result.path)
-        del results  # the contents are held by ``to_parse`` only, and let go as each file is sent
+        # What the fetch gave, in its order: a failure, or the key of the next file handed to the parser
+        # (the parser takes a file before it answers for it, so a file's key is here by its outcome).
+        given: deque[FetchFailure | tuple[str, str]] = deque()
+
+        def to_parse() -> Iterator[FileToParse]:
+            # As the source gives the files (a tarball, member by member): the render processes start
+            # on the first while the rest downloads. Each content is let go once handed out.
+            for result in _fetched(self._source, repo, plan, files):
+                if isinstance(result, FetchFailure):
+                    given.append(result)
+                    continue
+                given.append((result.path, result.sha))
+                if assets is not None:
+                    images[result.path] = assets.images_for(result.path)
+                yield FileToParse(result.path, result.sha, result.content, assets is not None)
 
         def resolver_for(file: FileToParse) -> ImageResolver:
             return images[file.path].resolve
 
-        keys = [(f.path, f.sha) for f in to_parse]
-        outcomes = zip(
-            keys,
-            parser.parse(_handed_out(to_parse), expected=len(keys), resolver_for=resolver_for),
-            strict=True,
-        )
-        article_warnings: list[FileWarning] = []
-        for failure in failed:
-            if failure is not None:
+        def take_failures() -> None:
+            while given and isinstance(given[0], FetchFailure):
+                failure = given.popleft()
+                assert isinstance(failure, FetchFailure)
                 chunk.failures.append(FileFailure(failure.path, failure.message, failure.retryable))
-                continue
-            (path, sha), outcome = next(outcomes)
+
+        article_warnings: list[FileWarning] = []
+        for outcome in parser.parse(to_parse(), expected=len(files), resolver_for=resolver_for):
+            take_failures()
+            path, sha = cast(tuple[str, str], given.popleft())
             if not isinstance(outcome, ParsedArticle):
                 chunk.failures.append(FileFailure(path, str(outcome), retryable=False))
                 repo_file = by_sha_path.get((path, sha)) or RepoFile(path, sha)
@@ -149,10 +152,9 @@ class ChunkReader:
             chunk.publish[outcome.slug] = outcome.publish
             article_warnings += [FileWarning(path, message) for message in outcome.warnings]
             yield outcome
-        # Run the render processes' map to its end (left suspended, it would be closed, and the pool
-        # with it, when collected); zip's ``strict`` checks that every file gave one outcome.
-        for _ in outcomes:
-            raise RuntimeError("more outcomes than files")
+        take_failures()
+        if given:
+            raise RuntimeError("a file handed to the parser gave no outcome")
         chunk.warnings += article_warnings
         log_failures(chunk.failures)
         for warning in chunk.warnings:
@@ -161,10 +163,19 @@ class ChunkReader:
             chunk.read_s = began - deadline.remaining()
 
 
-def _handed_out(files: list[FileToParse]) -> Iterator[FileToParse]:
-    """The files in order, each let go of here once handed out (its content then lives in the render
-    process that has it, or in the parse under way), so a chunk's Markdown is not held to its end."""
-    for index in range(len(files)):
-        file = files[index]
-        files[index] = FileToParse(file.path, file.sha, b"", file.resolves_images)
-        yield file
+def _fetched(
+    source: ArticleSource, repo: RepoRef, plan: ReadPlan, files: Sequence[RepoFile]
+) -> Iterator[FetchResult]:
+    """The chunk's files as the source gives them: one by one from a source that streams (the GitHub
+    tarball), else its whole answer, each let go of here once passed on."""
+    if isinstance(source, StreamsFetches):
+        yield from source.fetch_stream(repo, plan.snapshot, files, wanted_in_all=len(plan.changed))
+        return
+    results = list(source.fetch(repo, plan.snapshot, files, wanted_in_all=len(plan.changed)))
+    for index in range(len(results)):
+        result, results[index] = results[index], _PASSED_ON
+        yield result
+
+
+# What a result passed on is replaced with (its content then lives in the render process that has it).
+_PASSED_ON = FetchFailure(path="", sha="", message="passed on", retryable=False)
