@@ -32,6 +32,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.footnote.index import render_footnote_anchor_name, render_footnote_caption
 from mdit_py_plugins.tasklists import tasklists_plugin
 
+from function.articles.block_gates import gate_block_rules
 from function.articles.code_bodies import CodeBodies
 from function.articles.highlight import Budget, render_fence
 from function.articles.ids import footnote_key, own_id
@@ -104,6 +105,12 @@ def is_safe_url(url: str) -> bool:
 def _renderer(allow_raw_html: bool) -> MarkdownIt:
     # Built on first use, not at import; one instance per flag. A MarkdownIt instance keeps no per-render
     # state (that lives in env), so sharing it between threads of the worker is fine.
+    return build_renderer(allow_raw_html)
+
+
+def build_renderer(allow_raw_html: bool, *, gated: bool = True) -> MarkdownIt:
+    """The article renderer (``gated=False``: without ``block_gates``, which change no output, for the
+    tests that hold them to it)."""
     md = MarkdownIt("commonmark", {"html": allow_raw_html, "linkify": True, "breaks": True})
     md.enable(["table", "strikethrough", "linkify"])
     # The inline linkify rule links "https://..." where it starts; the core one re-scans every text token
@@ -128,6 +135,8 @@ def _renderer(allow_raw_html: bool) -> MarkdownIt:
     md.add_render_rule("footnote_block_open", _render_footnotes_open)
     md.add_render_rule("footnote_ref", _render_footnote_ref)
     md.add_render_rule("footnote_open", _render_footnote_open)
+    if gated:
+        gate_block_rules(md)
     guard_rules(md)
     return md
 
