@@ -115,9 +115,12 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
         "Rendering is pure Python (markdown-it, Pygments) and is most of a first sync. It runs in worker "
         "processes, one per CPU the function may use (`os.sched_getaffinity`; `RENDER_PROCESSES` overrides "
         "it, `1` renders in the function's own process), made with `os.fork` and pipes only: Lambda has no "
-        "`/dev/shm`, so `multiprocessing`'s queues and semaphores cannot be used there. The next chunk is "
-        "downloaded and rendered while the current one is written. The output is byte for byte what the "
-        "sequential path writes (tests/articles/test_parallel_parse.py, and the comparison below).",
+        "`/dev/shm`, so `multiprocessing`'s queues and semaphores cannot be used there. Each file goes to a "
+        "render process as soon as it comes out of the tarball, and the rendered articles are written in "
+        "transactions while the rest render. Highlighting tries, at each position, only the lexer rules "
+        "that can start with the character there, and markdown-it's block rules are skipped at lines that "
+        "do not start with their marker. The output is byte for byte what the sequential path writes "
+        "(tests/articles/test_parallel_parse.py, and the comparison below).",
         "",
     ]
     if results.real:
