@@ -66,7 +66,7 @@ class _State:
     there: the rules that cannot start with the character are left out, in their order otherwise, so the
     first rule that matches is still the one Pygments' loop would pick."""
 
-    __slots__ = ("branches", "by_char", "firsts", "flags", "rules")
+    __slots__ = ("branches", "by_char", "every_rule", "firsts", "flags", "rules")
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
@@ -74,11 +74,14 @@ class _State:
         self.branches = [_branch(rule, self.flags) for rule in rules]
         self.firsts = [_first_chars(rule) for rule in rules]
         self.by_char: dict[str, tuple[_Try, ...]] = {}
+        self.every_rule: tuple[_Try, ...] | None = None
 
     def tries_at(self, char: str) -> tuple[_Try, ...]:
         """The tries for a position whose character is ``char`` ("" at the end of the text)."""
-        if len(self.by_char) >= _MAX_CHARS_PER_STATE:
-            return self._tries([True] * len(self.rules))  # a text of many characters: no more remembered
+        if len(self.by_char) >= _MAX_CHARS_PER_STATE:  # a text of many characters: no more remembered
+            if self.every_rule is None:
+                self.every_rule = self._tries([True] * len(self.rules))
+            return self.every_rule
         found = self.by_char[char] = self._tries([first.may_start_with(char) for first in self.firsts])
         return found
 
@@ -124,12 +127,8 @@ def _state(lexer_class: type, name: str, rules: list[Rule]) -> _State:
 
 
 def _first_chars(rule: Rule) -> FirstChars:
-    pattern = getattr(rule[0], "__self__", None)
-    return (
-        first_chars(pattern)
-        if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str)
-        else ANYTHING
-    )
+    pattern = _pattern(rule)
+    return ANYTHING if pattern is None else first_chars(pattern)
 
 
 def _common_flags(rules: list[Rule]) -> int:

@@ -40,9 +40,13 @@ class Log:
 
 
 class LoggedSource(DirectorySource):
+    """A folder that logs each fetch and records each file as it gives it, one at a time (as a tarball
+    being read does)."""
+
     def __init__(self, root: Path, log: Log) -> None:
         super().__init__(root)
         self.log = log
+        self.given: list[str] = []
 
     def fetch_stream(
         self,
@@ -53,7 +57,9 @@ class LoggedSource(DirectorySource):
         wanted_in_all: int | None = None,
     ) -> Iterator[FetchResult]:
         self.log.add("fetch", [f.path for f in files])
-        yield from super().fetch_stream(repo, snapshot, files, wanted_in_all=wanted_in_all)
+        for result in super().fetch_stream(repo, snapshot, files, wanted_in_all=wanted_in_all):
+            self.given.append(result.path)
+            yield result
 
 
 class GatedWrites:
@@ -198,33 +204,13 @@ def test_an_error_in_the_reading_is_raised_by_the_writes_and_ends_the_render_pro
     assert committed == [f"articles/a{i:03}.md" for i in range(CHUNK)]
 
 
-class GivingSource(DirectorySource):
-    """A folder that records each file as it gives it, one at a time (as a tarball being read does)."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self.given: list[str] = []
-
-    def fetch_stream(
-        self,
-        repo: RepoRef,
-        snapshot: Snapshot,
-        files: Sequence[RepoFile],
-        *,
-        wanted_in_all: int | None = None,
-    ) -> Iterator[FetchResult]:
-        for result in super().fetch_stream(repo, snapshot, files, wanted_in_all=wanted_in_all):
-            self.given.append(result.path)
-            yield result
-
-
 @pytest.mark.parametrize("processes", [1, 2])
 def test_rendering_starts_on_the_first_files_while_the_rest_are_still_being_read(
     tmp_path: Path, processes: int
 ) -> None:
     # GIVEN a chunk of 20 files from a source that gives them one at a time
     repository(tmp_path)
-    source = GivingSource(tmp_path)
+    source = LoggedSource(tmp_path, Log())
     reader = ChunkReader(
         source,
         articles_dir="articles",

@@ -12,7 +12,6 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import cast
 
 from function.articles.images import ImageResolver
 from function.articles.parallel_parse import ArticleParser, FileToParse, ParseOptions, process_count
@@ -130,16 +129,16 @@ class ChunkReader:
         def resolver_for(file: FileToParse) -> ImageResolver:
             return images[file.path].resolve
 
-        def take_failures() -> None:
-            while given and isinstance(given[0], FetchFailure):
-                failure = given.popleft()
-                assert isinstance(failure, FetchFailure)
-                chunk.failures.append(FileFailure(failure.path, failure.message, failure.retryable))
+        def record(failure: FetchFailure) -> None:
+            chunk.failures.append(FileFailure(failure.path, failure.message, failure.retryable))
 
         article_warnings: list[FileWarning] = []
         for outcome in parser.parse(to_parse(), expected=len(files), resolver_for=resolver_for):
-            take_failures()
-            path, sha = cast(tuple[str, str], given.popleft())
+            entry = given.popleft()
+            while isinstance(entry, FetchFailure):  # the failures given before this file, in their place
+                record(entry)
+                entry = given.popleft()
+            path, sha = entry
             if not isinstance(outcome, ParsedArticle):
                 chunk.failures.append(FileFailure(path, str(outcome), retryable=False))
                 repo_file = by_sha_path.get((path, sha)) or RepoFile(path, sha)
@@ -152,9 +151,10 @@ class ChunkReader:
             chunk.publish[outcome.slug] = outcome.publish
             article_warnings += [FileWarning(path, message) for message in outcome.warnings]
             yield outcome
-        take_failures()
-        if given:
-            raise RuntimeError("a file handed to the parser gave no outcome")
+        for entry in given:
+            if not isinstance(entry, FetchFailure):
+                raise RuntimeError("a file handed to the parser gave no outcome")
+            record(entry)
         chunk.warnings += article_warnings
         log_failures(chunk.failures)
         for warning in chunk.warnings:
@@ -171,11 +171,6 @@ def _fetched(
     if isinstance(source, StreamsFetches):
         yield from source.fetch_stream(repo, plan.snapshot, files, wanted_in_all=len(plan.changed))
         return
-    results = list(source.fetch(repo, plan.snapshot, files, wanted_in_all=len(plan.changed)))
-    for index in range(len(results)):
-        result, results[index] = results[index], _PASSED_ON
-        yield result
-
-
-# What a result passed on is replaced with (its content then lives in the render process that has it).
-_PASSED_ON = FetchFailure(path="", sha="", message="passed on", retryable=False)
+    results = deque(source.fetch(repo, plan.snapshot, files, wanted_in_all=len(plan.changed)))
+    while results:
+        yield results.popleft()
