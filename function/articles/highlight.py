@@ -11,16 +11,16 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from markdown_it.common.utils import escapeHtml
-from pygments.formatters.html import HtmlFormatter, _get_ttype_class
+from pygments.formatters.html import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
-from pygments.token import _TokenType
+from pygments.token import STANDARD_TYPES
 from pygments.util import ClassNotFound
 
 from function.articles.code_bodies import CodeBodies
-from function.articles.lexing import tokens
 
 # Highlighting is pure Python; past this many characters of code in one article the rest is plain
 # (escaped) code, so a file of nothing but code stays within the render bound.
@@ -128,17 +128,16 @@ def _diff_body(code: str, lexer: Lexer | None, budget: Budget) -> str:
 
 
 def _highlight(code: str, lexer: Lexer) -> str:
-    """Pygments' tokens as ``<span class="…">``, the classes of its HtmlFormatter.
+    """The lexer's tokens as ``<span class="…">``, with the short classes of Pygments' HtmlFormatter.
 
-    Written here rather than with ``pygments.highlight``: the formatter's machinery doubled the cost of the
-    small blocks articles are made of. A span never crosses a line break, so splitting the output on
-    ``"\n"`` (diff fences) keeps every line well formed; whitespace gets no span. Tokens come from
-    ``lexing.tokens`` (Pygments' own, found faster); the markup of short ones is remembered, since code is
+    Written here from the token stream rather than with ``pygments.highlight``: unlike the formatter, a
+    span never crosses a line break, so splitting the output on ``"\n"`` (diff fences) keeps every line
+    well formed, and whitespace gets no span. The markup of short tokens is remembered, since code is
     mostly the same keywords, names and punctuation again and again.
     """
     out = []
     known = _FRAGMENTS
-    for _, ttype, value in tokens(lexer, code):
+    for _, ttype, value in lexer.get_tokens_unprocessed(code):
         if len(value) > _MAX_REMEMBERED_CHARS:
             out.append(_fragment(ttype, value))
             continue
@@ -153,10 +152,10 @@ def _highlight(code: str, lexer: Lexer) -> str:
     return "".join(out)
 
 
-def _fragment(ttype: _TokenType, value: str) -> str:
+def _fragment(ttype: Any, value: str) -> str:
     css = _CLASSES.get(ttype)
     if css is None:
-        css = _CLASSES[ttype] = _get_ttype_class(ttype)
+        css = _CLASSES[ttype] = _css_class(ttype)
     text = escapeHtml(value)
     if not css or css == "w":
         return text
@@ -165,11 +164,21 @@ def _fragment(ttype: _TokenType, value: str) -> str:
     return f'<span class="{css}">{text}</span>'
 
 
-_CLASSES: dict[object, str] = {}
+def _css_class(ttype: Any) -> str:
+    """HtmlFormatter's class for a token type: its short name in ``STANDARD_TYPES``, or the nearest
+    parent's followed by the rest of the type's path (``Token.Name.Custom`` → ``n-Custom``)."""
+    suffix = ""
+    while (name := STANDARD_TYPES.get(ttype)) is None:
+        suffix = f"-{ttype[-1]}{suffix}"
+        ttype = ttype.parent
+    return f"{name}{suffix}"
+
+
+_CLASSES: dict[Any, str] = {}
 # The markup of tokens up to this long, per token type and text: a few MB at most, then it starts over.
 _MAX_REMEMBERED_CHARS = 40
 _MAX_FRAGMENTS = 20_000
-_FRAGMENTS: dict[tuple[_TokenType, str], str] = {}
+_FRAGMENTS: dict[tuple[Any, str], str] = {}
 
 
 @functools.cache
