@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
 
 from function.errors import RenderLimitError
 
@@ -83,33 +83,31 @@ def guard_rules(md: MarkdownIt) -> None:
 
     markdown-it tries a chain's rules in order at every line (block) or position (inline), so the first
     rule of each chain runs at every step of every loop, including the look-ahead scans that make some
-    inputs quadratic: guarding that one (and every core rule) is enough, and keeps the cost near zero.
+    inputs quadratic. A rule that only counts the step (and checks the budget every so often) and
+    matches nothing goes first in each chain, through the ruler's own ``before``: the other rules run as
+    they would without it. The core rules between the block and inline passes are single linear passes.
     """
     md.options["maxNesting"] = MAX_NESTING
-    rulers: list[Any] = [md.block.ruler, md.inline.ruler, md.inline.ruler2]
-    for ruler in rulers:
-        for chain in _chains(ruler):
-            first = next(r for r in ruler.__rules__ if r.enabled and (not chain or chain in r.alt))
-            if not getattr(first.fn, "guarded", False):
-                first.fn = _guarded(first.fn)
-        ruler.__cache__ = None  # recompiled from the wrapped functions on next use
-    for rule in md.core.ruler.__rules__:
-        rule.fn = _guarded(rule.fn)
-    md.core.ruler.__cache__ = None
+    block, inline, after_inline = md.block.ruler, md.inline.ruler, md.inline.ruler2
+    block.before(block.get_all_rules()[0], _GUARD, _count_step, {"alt": _BLOCK_CHAINS})
+    inline.before(inline.get_all_rules()[0], _GUARD, _count_step)
+    after_inline.before(after_inline.get_all_rules()[0], _GUARD, _count_pass)
 
 
-def _chains(ruler: Any) -> set[str]:
-    return {""} | {alt for rule in ruler.__rules__ if rule.enabled for alt in rule.alt}
+_GUARD = "render_budget"
+# markdown-it's named chains of block rules: those that may end a paragraph, a reference definition, a
+# quote or a list item, asked at every line each of these scans.
+_BLOCK_CHAINS = ["paragraph", "reference", "blockquote", "list"]
 
 
-def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def guarded(*args: Any) -> Any:
-        budget = _budget.get()
-        if budget is not None:
-            budget.calls += 1
-            if budget.calls % _CHECK_EVERY == 0:
-                check_budget()
-        return fn(*args)
+def _count_step(*_args: object) -> bool:
+    budget = _budget.get()
+    if budget is not None:
+        budget.calls += 1
+        if budget.calls % _CHECK_EVERY == 0:
+            check_budget()
+    return False  # matches nothing: the chain's own rules go on
 
-    guarded.guarded = True  # type: ignore[attr-defined]
-    return guarded
+
+def _count_pass(_state: StateInline) -> None:
+    _count_step()

@@ -32,7 +32,6 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.footnote.index import render_footnote_anchor_name, render_footnote_caption
 from mdit_py_plugins.tasklists import tasklists_plugin
 
-from function.articles.block_gates import gate_block_rules
 from function.articles.code_bodies import CodeBodies
 from function.articles.highlight import Budget, render_fence
 from function.articles.ids import footnote_key, own_id
@@ -108,9 +107,8 @@ def _renderer(allow_raw_html: bool) -> MarkdownIt:
     return build_renderer(allow_raw_html)
 
 
-def build_renderer(allow_raw_html: bool, *, gated: bool = True) -> MarkdownIt:
-    """The article renderer (``gated=False``: without ``block_gates``, which change no output, for the
-    tests that hold them to it)."""
+def build_renderer(allow_raw_html: bool) -> MarkdownIt:
+    """The article renderer: markdown-it-py with the plugins and render rules of Zenn's dialect."""
     md = MarkdownIt("commonmark", {"html": allow_raw_html, "linkify": True, "breaks": True})
     md.enable(["table", "strikethrough", "linkify"])
     # The inline linkify rule links "https://..." where it starts; the core one re-scans every text token
@@ -135,8 +133,6 @@ def build_renderer(allow_raw_html: bool, *, gated: bool = True) -> MarkdownIt:
     md.add_render_rule("footnote_block_open", _render_footnotes_open)
     md.add_render_rule("footnote_ref", _render_footnote_ref)
     md.add_render_rule("footnote_open", _render_footnote_open)
-    if gated:
-        gate_block_rules(md)
     guard_rules(md)
     return md
 
