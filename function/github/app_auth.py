@@ -58,7 +58,7 @@ class GitHubAppAuth:
         self.api_url = api_url.rstrip("/")
         self.http = http
         self.clock = clock
-        self._tokens: dict[int, _CachedToken] = {}
+        self._token_cache: dict[int, _CachedToken] = {}
         # One lock for all installations: a worker serves one installation at a time, and holding the
         # lock across the request is what makes concurrent callers share one token request.
         self._lock = threading.Lock()
@@ -90,11 +90,11 @@ class GitHubAppAuth:
         ``SourceUnavailable`` (5xx, rate limit or no answer after the HTTP client's retries).
         """
         with self._lock:
-            cached = self._tokens.get(installation_id)
+            cached = self._token_cache.get(installation_id)
             if cached is not None and self.clock() < cached.expires_at - TOKEN_REFRESH_MARGIN_SECONDS:
                 return cached.token
             fresh = self._request_token(installation_id)
-            self._tokens[installation_id] = fresh
+            self._token_cache[installation_id] = fresh
             logger.debug("GitHub installation token issued", extra={"installation_id": installation_id})
             return fresh.token
 
@@ -102,9 +102,9 @@ class GitHubAppAuth:
         """Forget the cached token (GitHub answered 401 with it: revoked). With ``token``, only if it is
         still the cached one, so a token another thread just renewed is kept."""
         with self._lock:
-            cached = self._tokens.get(installation_id)
+            cached = self._token_cache.get(installation_id)
             if cached is not None and (token is None or cached.token == token):
-                del self._tokens[installation_id]
+                del self._token_cache[installation_id]
 
     def _request_token(self, installation_id: int) -> _CachedToken:
         url = f"{self.api_url}/app/installations/{int(installation_id)}/access_tokens"
