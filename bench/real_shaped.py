@@ -65,7 +65,7 @@ def measure(
     With ``compare``, the earlier commit's first sync and the parallel one take turns ``repeats`` times
     and the median of each is kept: this shared machine's speed drifts by a fifth from minute to minute,
     and a ratio of two single runs taken a minute apart measured the drift as much as the code."""
-    from function.articles.fork_pool import available_cpus
+    from function.articles.parallel_parse import process_count
 
     repository = f"octo/real-{n}"
     files = real_corpus.repository(n)
@@ -108,7 +108,7 @@ def measure(
         corpus_mb=sum(len(v) for k, v in files.items() if k.startswith("articles/")) / 1e6,
         sequential=sequential,
         parallel=parallel,
-        processes=available_cpus(),
+        processes=process_count(None),
         identical=identical,
         peak_pss_bytes=peak[0] if sample_memory else None,
         render_cpu_s=render_cpu_s,

@@ -1,34 +1,46 @@
-"""Parsing and rendering many article files on every CPU: the first sync's work, in worker processes.
+"""Parsing many article files on every CPU: the first sync's rendering, in worker processes.
 
-A first sync renders every article, and rendering (markdown-it, Pygments) is pure Python: one CPU at a
-time per process. ``ArticleParser`` spreads it over ``ForkPool`` processes (fork and pipes only, so it
-works inside Lambda, which has no ``/dev/shm``), as many as the CPUs the environment gives, and gives
-each file's outcome in the order the files came: exactly what ``parse_article`` gives in this process,
-so the articles written are the same bytes either way. A few files are parsed here (forking costs more
-than it saves), and so is everything on one CPU or with ``RENDER_PROCESSES=1``.
+Rendering (markdown-it, Pygments) is pure Python, one CPU at a time per process. ``ArticleParser`` hands
+the files to ``multiprocessing`` processes, one ``Pipe`` each, and gives each file's outcome in the files'
+order: what ``parse_one`` gives here. Lambda has no ``/dev/shm``, so nothing that needs a semaphore
+(``Pool``, ``Queue``, ``Manager``) is used; the processes are started with "spawn" (a fresh interpreter,
+not a fork of this process and its threads). Few files, one CPU or ``RENDER_PROCESSES=1``: parsed here.
 
-Images resolve in this process even when their article renders in a child: the asset pass (its
-listing, its rows, its uploads) lives here, so a child asks for each image source it meets
-(``ForkPool``'s questions) and renders with the answer, the same answer ``parse_article`` gets here.
+Images resolve here, where the sync's asset pass lives. A render process gives each image source a marker
+URL (a URL source is left as it is) and lists the sources; here they are resolved in order, as a render
+here would resolve them, and each marker is replaced by its URL. Should a source not resolve as the
+marker foretold (a missing image is left as written), the file is rendered here with those answers.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import dataclasses
+import logging
+import multiprocessing
+import os
+import re
+import secrets
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from typing import Any
 
-from function.articles.fork_pool import Ask, ForkPool, available_cpus
 from function.articles.images import ImageResolver
-from function.articles.parse import parse_article
+from function.articles.parse import MAX_HTML_BYTES, parse_article
 from function.articles.parsed import ParsedArticle
 from function.errors import ArticleParseError
 
-# Below this many files to render, the work stays in this process: forking the children and sending
-# the files costs a few milliseconds, about what one article takes to render.
+log = logging.getLogger(__name__)
+
+# Below this many files to render, the work stays here: starting the processes costs about what a few
+# articles take to render.
 MIN_FILES_FOR_PROCESSES = 8
+# A URL source (a scheme, or //host) stays as written; a resolved URL made only of these characters is
+# written as it is by the renderer and the sanitizer, so it can take its marker's place.
+_URL_SOURCE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")
+_PLAIN_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$()*+,;=%-]+")
 
 
 @dataclass(frozen=True)
@@ -71,35 +83,24 @@ def parse_one(options: ParseOptions, file: FileToParse, resolve: ImageResolver |
         return exc
 
 
-def _parse_asking(options: ParseOptions, file: FileToParse, ask: Ask) -> Outcome:
-    """``parse_one`` in a worker process: each image source is asked of the parent."""
-    return parse_one(options, file, ask if file.resolves_images else None)
-
-
 def process_count(setting: int | None) -> int:
-    """How many render processes: ``setting`` when given (0 or 1: none, render in this process), else
-    one per CPU this process may use (``os.sched_getaffinity``)."""
+    """How many render processes: ``setting`` when given (0 or 1: none), else one per CPU this process
+    may use (Lambda gives one per 1,769 MB of memory)."""
     if setting is not None:
         return max(setting, 0)
-    return available_cpus()
+    return max(len(os.sched_getaffinity(0)), 1)
 
 
 class ArticleParser:
-    """Parses files in order, in worker processes when there are enough of them and CPUs to share.
-
-    The processes are forked on the first batch worth them and serve every later batch (one sync's
-    chunks); leaving the ``with`` block ends them."""
+    """Parses files in order, in render processes when there are enough files and CPUs to share. The
+    processes start with the first batch worth them and serve every later batch (one sync's chunks);
+    leaving the ``with`` block ends them."""
 
     def __init__(self, options: ParseOptions, processes: int) -> None:
         self._options = options
+        self.processes = processes if processes >= 2 else 0
+        self._children: list[tuple[BaseProcess, Connection]] = []
         self._resolver_for: ResolverFor | None = None
-        self._pool: ForkPool[FileToParse, Outcome] = ForkPool(
-            functools.partial(_parse_asking, options), processes, answer=self._answer
-        )
-
-    @property
-    def processes(self) -> int:
-        return self._pool.processes
 
     def __enter__(self) -> ArticleParser:
         return self
@@ -108,13 +109,27 @@ class ArticleParser:
         self.close(kill=exc is not None)
 
     def start(self, files: int) -> None:
-        """Fork the processes now if ``files`` files are worth them (else at the first batch that is)."""
-        if files >= MIN_FILES_FOR_PROCESSES:
-            self._pool.start()
+        """Start the processes now if ``files`` files are worth them (else at the first batch that is)."""
+        if self._children or not self.processes or files < MIN_FILES_FOR_PROCESSES:
+            return
+        context = multiprocessing.get_context("spawn")
+        for _ in range(self.processes):
+            here, there = context.Pipe()
+            child = context.Process(target=_serve, args=(there, self._options), name="render", daemon=True)
+            child.start()
+            there.close()
+            self._children.append((child, here))
+        log.info("Render processes started", extra={"processes": self.processes})
 
     def close(self, *, kill: bool = False) -> None:
         """End the processes (``kill``: at once, their work abandoned)."""
-        self._pool.close(kill=kill)
+        for child, pipe in self._children:
+            pipe.close()  # a process leaves at the end of its pipe
+            if kill:
+                child.kill()
+        for child, _ in self._children:
+            child.join()
+        self._children = []
 
     def parse(
         self,
@@ -122,16 +137,61 @@ class ArticleParser:
         *,
         expected: int | None = None,
         resolver_for: ResolverFor | None = None,
-    ) -> Iterator[Outcome]:
+    ) -> Generator[Outcome, None, None]:
         """Each file's outcome, in order. ``expected``: how many files ``files`` yields, when it is a
-        stream (fewer than ``MIN_FILES_FOR_PROCESSES`` are parsed in this process). ``resolver_for``:
-        the image resolver of each file that ``resolves_images``, called in this process (one parse
-        at a time per parser)."""
+        stream. ``resolver_for``: the image resolver of each file that ``resolves_images`` (called here)."""
         self._resolver_for = resolver_for
-        count = expected if expected is not None else _length(files)
-        if count is not None and count < MIN_FILES_FOR_PROCESSES:
-            return (parse_one(self._options, f, self._resolver(f)) for f in files)
-        return self._pool.map(files)
+        count = expected if expected is not None else len(files) if isinstance(files, Sequence) else None
+        if not self.processes or (count is not None and count < MIN_FILES_FOR_PROCESSES):
+            return (parse_one(self._options, file, self._resolver(file)) for file in files)
+        self.start(MIN_FILES_FOR_PROCESSES)
+        return self._spread(iter(files))
+
+    def _spread(self, files: Iterator[FileToParse]) -> Generator[Outcome, None, None]:
+        # Each process has one file at most: neither side ever waits to send while the other does.
+        working: dict[Connection, int] = {}  # pipe -> the number of the file its process renders
+        given: dict[int, FileToParse] = {}
+        done: dict[int, Any] = {}
+        sent = next_out = 0
+        try:
+            while True:
+                for _, pipe in self._children:
+                    if pipe not in working and (file := next(files, None)) is not None:
+                        pipe.send(file)
+                        working[pipe], given[sent], sent = sent, file, sent + 1
+                while next_out in done:
+                    yield self._outcome(given.pop(next_out), *done.pop(next_out))
+                    next_out += 1
+                if not working:
+                    return
+                for ready in wait(list(working)):
+                    assert isinstance(ready, Connection)
+                    try:
+                        done[working.pop(ready)] = ready.recv()
+                    except EOFError:
+                        raise RuntimeError("a render process ended without answering") from None
+        except BaseException:  # also when the caller stops early: the processes' work is abandoned
+            self.close(kill=True)
+            raise
+
+    def _outcome(self, file: FileToParse, outcome: Outcome, sources: list[str], prefix: str) -> Outcome:
+        """The outcome of ``file`` as rendered here: its image sources resolved, markers replaced."""
+        if not sources:
+            return outcome
+        resolve = self._resolver(file)
+        assert resolve is not None
+        answers = [resolve(source) for source in sources]
+        urls = {f"{prefix}{i}": url for i, url in enumerate(answers)}
+        foretold = all(
+            url is None if _URL_SOURCE.match(source) else url is not None and _PLAIN_URL.fullmatch(url)
+            for source, url in zip(sources, answers, strict=True)
+        )
+        if foretold and isinstance(outcome, ParsedArticle):
+            html = re.sub(rf"{re.escape(prefix)}\d+", lambda m: str(urls[m[0]]), outcome.content_html)
+            if len(html.encode("utf-8", "surrogatepass")) <= MAX_HTML_BYTES:
+                return dataclasses.replace(outcome, content_html=html)
+        replay = iter(answers)
+        return parse_one(self._options, file, lambda _source: next(replay))
 
     def _resolver(self, file: FileToParse) -> ImageResolver | None:
         if not file.resolves_images:
@@ -140,11 +200,27 @@ class ArticleParser:
             raise ValueError(f"{file.path}: resolves images, but the parse was given no resolver")
         return self._resolver_for(file)
 
-    def _answer(self, file: FileToParse, src: Any) -> str | None:
-        """A worker process's question: the URL for image ``src`` of ``file`` (None: as written)."""
-        resolve = self._resolver(file)
-        return resolve(str(src)) if resolve is not None else None
+
+def _serve(pipe: Connection, options: ParseOptions) -> None:
+    """A render process: a file in, its outcome out with the image sources it met and their markers'
+    prefix, until the pipe ends."""
+    while True:
+        try:
+            file: FileToParse = pipe.recv()
+        except EOFError:
+            return
+        markers = _Markers()
+        outcome = parse_one(options, file, markers if file.resolves_images else None)
+        pipe.send((outcome, markers.sources, markers.prefix))
 
 
-def _length(files: Iterable[FileToParse]) -> int | None:
-    return len(files) if isinstance(files, Sequence) else None
+class _Markers:
+    """A render process's image resolver: a marker URL for each source but a URL, every source listed."""
+
+    def __init__(self) -> None:
+        self.prefix = f"https://{secrets.token_hex(8)}.invalid/"
+        self.sources: list[str] = []
+
+    def __call__(self, source: str) -> str | None:
+        self.sources.append(source)
+        return None if _URL_SOURCE.match(source) else f"{self.prefix}{len(self.sources) - 1}"

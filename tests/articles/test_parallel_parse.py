@@ -1,10 +1,16 @@
-"""Parsing in worker processes gives exactly what parsing here gives: the same articles, byte for byte,
-and the same failures, in the same order, over a real-shaped corpus and Zenn's own examples."""
+"""Parsing in render processes gives exactly what parsing here gives: the same articles, byte for byte,
+the same failures, in the same order, over a real-shaped corpus and Zenn's own examples; the image
+sources resolve here, in the order a render here asks for them, with the same HTML."""
 
 from __future__ import annotations
 
+import logging
+import multiprocessing
 import os
+import threading
 from pathlib import Path
+
+import pytest
 
 from bench import real_corpus
 from function.articles.parallel_parse import (
@@ -19,6 +25,7 @@ from function.articles.parsed import ParsedArticle
 from function.errors import ArticleParseError
 
 ZENN = Path(__file__).resolve().parents[1] / "fixtures" / "zenn" / "articles"
+STARTED = "Render processes started"
 
 
 def corpus() -> list[FileToParse]:
@@ -33,16 +40,23 @@ def comparable(outcome: ParsedArticle | ArticleParseError) -> object:
     return ("error", str(outcome)) if isinstance(outcome, ArticleParseError) else outcome
 
 
-def test_worker_processes_render_byte_for_byte_what_this_process_renders() -> None:
+def started(caplog: pytest.LogCaptureFixture) -> list[object]:
+    return [getattr(r, "processes", None) for r in caplog.records if r.getMessage() == STARTED]
+
+
+def test_render_processes_render_byte_for_byte_what_this_process_renders(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="function.articles.parallel_parse")
     files = corpus()
     options = ParseOptions(asset_base_url="https://assets.example.com")
     here = [comparable(parse_one(options, f)) for f in files]
 
     with ArticleParser(options, 2) as parser:
-        assert parser.processes == 2
-        forked = [comparable(o) for o in parser.parse(files)]
+        spread = [comparable(o) for o in parser.parse(files)]
 
-    assert forked == here
+    assert started(caplog) == [2]
+    assert spread == here
     failures = [o for o in here if isinstance(o, tuple)]
     assert ("error", str(parse_one(options, files[-1]))) in failures  # the failures are there too
     assert sum(isinstance(o, ParsedArticle) and o.content_html != "" for o in here) >= 30
@@ -55,13 +69,15 @@ def test_a_stream_of_files_is_parsed_as_it_comes() -> None:
     assert streamed == [comparable(parse_one(ParseOptions(), f)) for f in files]
 
 
-def test_few_files_and_one_process_stay_in_this_process() -> None:
+def test_few_files_and_one_process_stay_in_this_process(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="function.articles.parallel_parse")
     files = corpus()[: MIN_FILES_FOR_PROCESSES - 1]
     with ArticleParser(ParseOptions(), 2) as parser:
         assert len(list(parser.parse(files))) == len(files)
-        assert parser._pool._children == []  # nothing was forked
     with ArticleParser(ParseOptions(), 1) as parser:
         assert parser.processes == 0
+        assert len(list(parser.parse(corpus()))) == len(corpus())
+    assert started(caplog) == []
 
 
 def test_the_process_count_follows_the_cpus_unless_set() -> None:
@@ -69,3 +85,89 @@ def test_the_process_count_follows_the_cpus_unless_set() -> None:
     assert process_count(1) == 1
     assert process_count(0) == 0
     assert process_count(6) == 6
+
+
+class Resolver:
+    """An asset pass's answers: a stored file's URL, nothing for a URL or a missing file; every
+    question recorded, in order."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.asked: list[str] = []
+
+    def __call__(self, src: str) -> str | None:
+        self.asked.append(src)
+        if src.startswith(("https:", "//")) or "missing" in src:
+            return None
+        if "query" in src:
+            return f"https://assets.example.com/k.png?a=1&b={len(self.asked)}"  # an & to escape
+        return f"https://assets.example.com/{self.path}/{len(self.asked)}-{src.strip('/')}"
+
+
+def image_article(i: int) -> bytes:
+    images = [f"![a](/images/{i}.png)", "![far](https://example.com/far.png)", "![again](images/x.png)"]
+    if i % 3 == 0:
+        images.append("![gone](/images/missing.png)")  # left as written: rendered here
+    if i % 4 == 0:
+        images.append("![q](/images/query.png)")  # not a plain URL: rendered here
+    body = f"# A {i}\n\n" + "\n\n".join(f"{image} text {n}" for n, image in enumerate(images))
+    return f"---\ntitle: A{i}\n---\n{body}\n".encode()
+
+
+def test_image_sources_resolve_here_in_order_with_the_html_of_a_render_here() -> None:
+    files = [
+        FileToParse(f"articles/a{i}.md", "0" * 40, image_article(i), resolves_images=True) for i in range(12)
+    ]
+    files.append(FileToParse("articles/plain.md", "0" * 40, real_corpus.article(1), resolves_images=False))
+    options = ParseOptions(asset_base_url="https://assets.example.com/base/")
+
+    here: dict[str, Resolver] = {}
+    spread: dict[str, Resolver] = {}
+    expected = [
+        comparable(parse_one(options, f, here.setdefault(f.path, Resolver(f.path)))) for f in files[:-1]
+    ]
+    expected.append(comparable(parse_one(options, files[-1])))
+    with ArticleParser(options, 2) as parser:
+        outcomes = list(
+            parser.parse(files, resolver_for=lambda f: spread.setdefault(f.path, Resolver(f.path)))
+        )
+
+    assert [comparable(o) for o in outcomes] == expected
+    assert {path: r.asked for path, r in spread.items()} == {path: r.asked for path, r in here.items()}
+    html = outcomes[0].content_html if isinstance(outcomes[0], ParsedArticle) else ""
+    assert "https://assets.example.com/articles/a0.md/1-images/0.png" in html
+    assert "/images/missing.png" in html and "&amp;b=" in html and ".invalid/" not in html
+
+
+def test_a_process_that_dies_fails_the_parse_and_ends_the_others() -> None:
+    files = corpus()
+    with ArticleParser(ParseOptions(), 2) as parser:
+        outcomes = parser.parse(files)
+        next(outcomes)
+        for child in multiprocessing.active_children():
+            if child.name == "render":
+                child.kill()
+        with pytest.raises(RuntimeError, match="ended without answering"):
+            list(outcomes)
+        assert [c for c in multiprocessing.active_children() if c.name == "render"] == []
+
+
+def test_stopping_early_ends_the_processes() -> None:
+    with ArticleParser(ParseOptions(), 2) as parser:
+        outcomes = parser.parse(corpus())
+        next(outcomes)
+        outcomes.close()
+        assert [c for c in multiprocessing.active_children() if c.name == "render"] == []
+
+
+def test_starting_the_processes_while_threads_run_warns_of_nothing() -> None:
+    # Warnings are errors here: a fork of this threaded process would warn on Python 3.12+.
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait, daemon=True)
+    thread.start()
+    try:
+        with ArticleParser(ParseOptions(), 2) as parser:
+            assert len(list(parser.parse(corpus()[:MIN_FILES_FOR_PROCESSES]))) == MIN_FILES_FOR_PROCESSES
+    finally:
+        stop.set()
+        thread.join()

@@ -5,7 +5,7 @@ process gives."""
 
 from __future__ import annotations
 
-import os
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -24,23 +24,6 @@ RED, BLUE, GREEN = images.png((255, 0, 0)), images.png((0, 0, 255)), images.png(
 ARTICLES = 2 * MIN_FILES_FOR_PROCESSES  # enough for the render processes
 
 
-class ForkCounter:
-    """Counts the processes this process forks while ``counting`` (os.register_at_fork cannot be
-    undone, so one counter serves the module)."""
-
-    def __init__(self) -> None:
-        self.counting = False
-        self.forks = 0
-        os.register_at_fork(after_in_parent=self._forked)
-
-    def _forked(self) -> None:
-        if self.counting:
-            self.forks += 1
-
-
-FORKS = ForkCounter()
-
-
 def body(i: int) -> str:
     """Every kind of source: stored images, one outside the images folder (stored when first met), a
     missing one, a refused one, a URL, and the same image twice."""
@@ -57,16 +40,17 @@ def body(i: int) -> str:
     )
 
 
-def sync(blog: Blog, processes: int, *, rebuild: bool = False) -> tuple[SyncSummary, int]:
+def sync(
+    blog: Blog, processes: int, caplog: pytest.LogCaptureFixture, *, rebuild: bool = False
+) -> tuple[SyncSummary, int]:
+    """The sync's summary, and how many render processes it started."""
     settings = Settings(**{**blog.settings.__dict__, "render_processes": processes})
     services = Services(settings, source=blog.source, database=blog.db, asset_store=blog.asset_store)
-    FORKS.forks, FORKS.counting = 0, True
-    try:
-        with services.store() as store:
-            summary = services.worker(store).sync_user(USER, rebuild=rebuild)
-    finally:
-        FORKS.counting = False
-    return summary, FORKS.forks
+    caplog.clear()
+    with services.store() as store:
+        summary = services.worker(store).sync_user(USER, rebuild=rebuild)
+    started = [r for r in caplog.records if r.getMessage() == "Render processes started"]
+    return summary, sum(getattr(r, "processes", 0) for r in started)
 
 
 def rendered(blog: Blog) -> dict[str, str]:
@@ -84,8 +68,9 @@ def warnings(summary: SyncSummary) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("first", [2, 1])
 def test_render_processes_resolve_images_exactly_as_this_process_does(
-    blog: Blog, tmp_path: Path, first: int
+    blog: Blog, tmp_path: Path, first: int, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="function.articles.parallel_parse")
     # GIVEN a repository whose articles show images of every kind, stored by blog-api
     blog.asset_store = FolderAssetStore(tmp_path / "stored")
     files: dict[str, bytes | None] = {
@@ -97,12 +82,12 @@ def test_render_processes_resolve_images_exactly_as_this_process_does(
 
     # WHEN its first sync renders in one way, and a rebuild renders everything again in the other
     second = 3 - first
-    before, forks_before = sync(blog, first)
+    before, started_before = sync(blog, first, caplog)
     html_before, refs_before = rendered(blog), references(blog)
-    again, forks_again = sync(blog, second, rebuild=True)
+    again, started_again = sync(blog, second, caplog, rebuild=True)
 
     # THEN both ways give the same bytes, the same warnings and the same references
-    assert {forks_before, forks_again} == {0, 2}  # two render processes one time, none the other
+    assert {started_before, started_again} == {0, 2}  # two render processes one time, none the other
     assert rendered(blog) == html_before
     assert warnings(again) == warnings(before)
     assert references(blog) == refs_before

@@ -159,7 +159,7 @@ class ChunkPipeline:
         self._may_read_ahead = may_read_ahead
         self._ahead = (ahead_bytes, ahead_articles)
         self._parser: ArticleParser = reader.parser()
-        # Forked now, while this process holds little of the sync (none of its Markdown or HTML).
+        # Started now: their interpreters start while the sync opens and lists the repository.
         self._parser.start(len(plan.changed))
         self._events: Iterator[Event] | None = None
         self._peeked: Event | None = None

@@ -88,7 +88,7 @@ class ChunkReader:
         self._processes = process_count(render_processes)
 
     def parser(self) -> ArticleParser:
-        """The render processes of one sync (forked at its first chunk worth them, ended when the
+        """The render processes of one sync (started at its first chunk worth them, ended when the
         ``with`` block the caller holds them in ends): every chunk of the sync is rendered by them."""
         return ArticleParser(self._options, self._processes)
 
