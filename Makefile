@@ -1,11 +1,21 @@
 # The verbs of blog-api. Every target installs what it needs first, so each works from a fresh clone.
-PYTHON ?= python3
+# The venv, so the tests, the server and the benchmark, run on the Python of Lambda's runtime (the stack's
+# default, python3.12): found on PATH, else among pyenv's versions (a pyenv shim counts only if it runs).
+# PYTHON=/path/to/python picks another interpreter.
+RUNTIME_PYTHON ?= 3.12
+PYTHON ?= $(or $(shell for p in python$(RUNTIME_PYTHON) \
+  $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$(RUNTIME_PYTHON).*/bin/python$(RUNTIME_PYTHON) 2>/dev/null | sort -rV); \
+  do "$$p" -c '' 2>/dev/null && { echo "$$p"; break; }; done),\
+  $(error Python $(RUNTIME_PYTHON), Lambda's runtime, was not found: install it (pyenv install $(RUNTIME_PYTHON)) or set PYTHON=))
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-stamp
+STAMP  := $(VENV)/.installed-stamp-$(RUNTIME_PYTHON)
+# A venv made by another Python (an older checkout's) is made again, empty, by the one above.
+MAKE_VENV = @[ "$$($(BIN)/python -c 'import sys; print(sys.version)' 2>/dev/null)" = \
+  "$$($(PYTHON) -c 'import sys; print(sys.version)')" ] || $(PYTHON) -m venv --clear $(VENV)
 # What serving needs (the project's own dependencies): `make run` installs only this, in seconds;
 # the dev extra (test tools, Pulumi, moto...) comes with `make install`, `make test` and the rest.
-RUN_STAMP := $(VENV)/.installed-run-stamp
+RUN_STAMP := $(VENV)/.installed-run-stamp-$(RUNTIME_PYTHON)
 # `make run PORT=5001 HOST=0.0.0.0` when 5000 is taken or another machine must reach the server.
 PORT ?= 5000
 HOST ?= 127.0.0.1
@@ -23,7 +33,7 @@ install: $(STAMP)
 
 # Exactly the versions of uv.lock (hash-checked; refused if the lock is stale), then the project.
 $(STAMP): pyproject.toml uv.lock
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(MAKE_VENV)
 	$(BIN)/python -m pip install -q --upgrade $(PIP_TOOLS)
 	$(BIN)/python -m uv export --locked --extra dev --no-emit-project --no-header --format requirements-txt \
 	  --quiet -o $(VENV)/requirements-dev.lock.txt
@@ -35,7 +45,7 @@ install-run: $(RUN_STAMP)
 
 # The runtime's part of uv.lock only (the versions the Lambda zip carries), then the project.
 $(RUN_STAMP): pyproject.toml uv.lock
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(MAKE_VENV)
 	$(BIN)/python -m pip install -q --upgrade $(PIP_TOOLS)
 	$(BIN)/python -m uv export --locked --no-emit-project --no-header --format requirements-txt \
 	  --quiet -o $(VENV)/requirements.lock.txt
@@ -92,7 +102,7 @@ parity-zenn: install
 
 # The Lambda zip from uv.lock, compiled by the runtime's Python (python3.12 on PATH, pyenv, or
 # BLOG_API_BUILD_PYTHON); PYTHON_VERSION=3.13 for a python3.13 stack.
-PYTHON_VERSION ?= 3.12
+PYTHON_VERSION ?= $(RUNTIME_PYTHON)
 package: install
 	$(BIN)/python -m infra.packaging --out build --python-version $(PYTHON_VERSION)
 

@@ -87,13 +87,15 @@ def uv_command() -> list[str]:
 def locked_requirements(root: Path) -> str:
     """The runtime dependencies of ``root/uv.lock`` as pinned, hashed requirements (no dev extra).
 
-    ``--locked`` refuses a lock that no longer matches ``pyproject.toml``; nothing is resolved anew.
+    ``--locked`` refuses a lock that no longer matches ``pyproject.toml``; nothing is resolved anew. uv is
+    given this interpreter (the project's ``requires-python``): the checkout has no venv for it to find,
+    and a ``python3`` of another version on ``PATH`` would send it to download one.
     """
     if not (root / "uv.lock").is_file():
         raise PackagingError(f"{root / 'uv.lock'} is missing: run `make lock`")
     command = [
         *uv_command(), "export", "--locked", "--project", str(root), "--format", "requirements-txt",
-        "--no-emit-project", "--no-header", "--no-annotate", "--quiet",
+        "--no-emit-project", "--no-header", "--no-annotate", "--quiet", "--python", sys.executable,
     ]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
@@ -112,9 +114,9 @@ class Interpreter:
 def find_interpreter(python_version: str) -> Interpreter:
     """An interpreter of ``python_version`` (``3.12``) to compile the bytecode; a clear error if none.
 
-    Bytecode is only valid for the minor version that wrote it, so the build machine's own Python
-    (3.11 here) cannot stand in. Tried in order: ``$BLOG_API_BUILD_PYTHON``, ``python3.12`` on PATH
-    (a pyenv shim counts only if it runs), and pyenv's versions directory.
+    Bytecode is only valid for the minor version that wrote it, so an interpreter of another version
+    (the venv's, for a python3.13 stack) cannot stand in. Tried in order: ``$BLOG_API_BUILD_PYTHON``,
+    ``python3.12`` on PATH (a pyenv shim counts only if it runs), and pyenv's versions directory.
     """
     name = f"python{python_version}"
     pyenv_root = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
