@@ -14,6 +14,7 @@ marker foretold (a missing image is left as written), the file is rendered here 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import multiprocessing
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 # Below this many files to render, the work stays here: starting the processes costs about what a few
 # articles take to render.
 MIN_FILES_FOR_PROCESSES = 8
+# Files given out and not yet answered in order, per process.
+_AHEAD_PER_PROCESS = 2
 # A URL source (a scheme, or //host) stays as written; a resolved URL made only of these characters is
 # written as it is by the renderer and the sanitizer, so it can take its marker's place.
 _URL_SOURCE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")
@@ -148,28 +151,36 @@ class ArticleParser:
         return self._spread(iter(files))
 
     def _spread(self, files: Iterator[FileToParse]) -> Generator[Outcome, None, None]:
-        # Each process has one file at most: neither side ever waits to send while the other does.
+        # Each process has one file at most: neither side ever waits to send while the other does. Past
+        # ``window`` files given out and not yet answered in order, no more are: what waits behind a slow
+        # file (a process still starting, a long article) stays bounded.
         working: dict[Connection, int] = {}  # pipe -> the number of the file its process renders
         given: dict[int, FileToParse] = {}
         done: dict[int, Any] = {}
         sent = next_out = 0
+        window, exhausted = _AHEAD_PER_PROCESS * len(self._children), False
         try:
             while True:
                 for _, pipe in self._children:
-                    if pipe not in working and (file := next(files, None)) is not None:
+                    if pipe in working or exhausted or sent - next_out >= window:
+                        continue
+                    if (file := next(files, None)) is None:
+                        exhausted = True
+                        break
+                    with _lost_process():
                         pipe.send(file)
-                        working[pipe], given[sent], sent = sent, file, sent + 1
+                    working[pipe], given[sent], sent = sent, file, sent + 1
                 while next_out in done:
                     yield self._outcome(given.pop(next_out), *done.pop(next_out))
                     next_out += 1
                 if not working:
-                    return
+                    if exhausted:
+                        return
+                    continue  # what was yielded made room: give out more
                 for ready in wait(list(working)):
                     assert isinstance(ready, Connection)
-                    try:
+                    with _lost_process():
                         done[working.pop(ready)] = ready.recv()
-                    except EOFError:
-                        raise RuntimeError("a render process ended without answering") from None
         except BaseException:  # also when the caller stops early: the processes' work is abandoned
             self.close(kill=True)
             raise
@@ -199,6 +210,15 @@ class ArticleParser:
         if self._resolver_for is None:
             raise ValueError(f"{file.path}: resolves images, but the parse was given no resolver")
         return self._resolver_for(file)
+
+
+@contextlib.contextmanager
+def _lost_process() -> Iterator[None]:
+    """A pipe that ends or breaks: its process ended (killed, out of memory, a crash)."""
+    try:
+        yield
+    except (EOFError, OSError):
+        raise RuntimeError("a render process ended without answering") from None
 
 
 def _serve(pipe: Connection, options: ParseOptions) -> None:

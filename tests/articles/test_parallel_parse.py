@@ -8,6 +8,7 @@ import logging
 import multiprocessing
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,32 @@ def test_the_process_count_follows_the_cpus_unless_set() -> None:
     assert process_count(1) == 1
     assert process_count(0) == 0
     assert process_count(6) == 6
+
+
+def test_files_waiting_behind_a_slow_one_stay_bounded() -> None:
+    # GIVEN a stream whose first file takes a while to render (lots of code), then quick ones
+    code = "def f(x: int) -> int:\n    return [x * 2 for x in range(10)][0]  # c\n" * 1500
+    slow = FileToParse("articles/slow.md", "0" * 40, f"---\ntitle: s\n---\n```python\n{code}```\n".encode())
+    quick = [FileToParse(f"articles/q{i}.md", "0" * 40, b"---\ntitle: q\n---\nq\n") for i in range(20)]
+    pulled: list[str] = []
+
+    def stream() -> Iterator[FileToParse]:
+        for file in (slow, *quick):
+            pulled.append(file.path)
+            yield file
+
+    # WHEN the first outcome comes
+    with ArticleParser(ParseOptions(), 2) as parser:
+        outcomes = parser.parse(stream(), expected=21)
+        first = next(outcomes)
+        pulled_by_then = len(pulled)
+        rest = list(outcomes)
+
+    # THEN the other process rendered only a few files ahead of it, and every file came, in order
+    assert pulled_by_then <= 4
+    assert [o.slug for o in (first, *rest) if isinstance(o, ParsedArticle)] == ["slow"] + [
+        f"q{i}" for i in range(20)
+    ]
 
 
 class Resolver:
