@@ -70,7 +70,8 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
         "",
         "This page is written by the benchmark from one run (`python -m bench --performance "
         "docs/performance.md`); its table and targets are in [benchmark.md](benchmark.md). Every figure "
-        "below is that run's; the memory sizing table is modelled from it, as it says.",
+        "below is that run's, but for *The renderer as its libraries are*, which says when it was "
+        "measured; the memory sizing table is modelled from the run, as it says.",
         "",
         f"The run: `{command}`, {when}, commit {_commit()}, on {machine()}; GitHub stand-in at "
         f"{o.github_ms:.0f} ms per request, MariaDB behind a relay adding {o.db_ms:.0f} ms per round trip. "
@@ -112,14 +113,14 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
         "",
         "## A first sync",
         "",
-        "Rendering is pure Python (markdown-it, Pygments) and is most of a first sync. It runs in worker "
-        "processes, one per CPU the function may use (`os.sched_getaffinity`; `RENDER_PROCESSES` overrides "
-        "it, `1` renders in the function's own process), made with `os.fork` and pipes only: Lambda has no "
-        "`/dev/shm`, so `multiprocessing`'s queues and semaphores cannot be used there. Each file goes to a "
-        "render process as soon as it comes out of the tarball, and the rendered articles are written in "
-        "transactions while the rest render. Highlighting tries, at each position, only the lexer rules "
-        "that can start with the character there, and markdown-it's block rules are skipped at lines that "
-        "do not start with their marker. The output is byte for byte what the sequential path writes "
+        "Rendering is pure Python (markdown-it-py and Pygments, used through their public API as they "
+        "are) and is most of a first sync. It runs in render processes, one per CPU the function may use "
+        "(`os.sched_getaffinity`; `RENDER_PROCESSES` overrides it, `1` renders in the function's own "
+        "process), started by `multiprocessing` with the spawn method and fed over one `Pipe` each: Lambda "
+        "has no `/dev/shm`, so `Pool`, `Queue` and `Manager` (which need semaphores) cannot be used there, "
+        "and a spawned interpreter copies nothing of the function's threads. Each file goes to a render "
+        "process as soon as it comes out of the tarball, and the rendered articles are written in "
+        "transactions while the rest render. The output is byte for byte what the sequential path writes "
         "(tests/articles/test_parallel_parse.py, and the comparison below).",
         "",
     ]
@@ -157,6 +158,7 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
             "sampled every 100 ms.",
             "",
         ]
+    lines += RENDERER_AS_IS
     model = sizing(results)
     if model is None and results.real:
         lines += [
@@ -198,6 +200,55 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+# What removing the renderer's own speed-ups cost, and where they could live upstream: measured once, when
+# they were removed, not by each run (the code they were is gone).
+RENDERER_AS_IS = [
+    "## The renderer as its libraries are",
+    "",
+    "Until commit eaf72ea the renderer had speed-ups of its own built on private internals: highlighting "
+    "tried, at each position, only the lexer rules whose regex could start with the character there (a "
+    "copy of Pygments' `RegexLexer` loop, the rules read with CPython's private `re._parser`); "
+    "markdown-it-py's block rules were skipped at lines they cannot start (its `Ruler.__rules__` "
+    "rewritten); and the render processes were forked by hand, with a channel back for image URLs. They "
+    "are gone. The output did not change: a render oracle of 29,422 renders (the test fixtures, Zenn's "
+    "examples, 450 bench articles at six settings, 4,000 generated documents, every Pygments lexer on "
+    "four samples) hashed every output field before and after, with no difference.",
+    "",
+    "What it costs, measured on 2026-12-05 on this machine while other test suites ran on it (medians; "
+    "the two versions took turns):",
+    "",
+    "| | with the speed-ups | without |",
+    "|---|---|---|",
+    "| render CPU per real-shaped article (100 articles, 41 KB mean; two rounds) | 31.0, 34.5 ms "
+    "| 47.2, 45.9 ms |",
+    "| of which highlighting its code blocks | 10.0, 10.9 ms | 24.5, 23.0 ms |",
+    "| first sync of real-shaped N=500, 2 render processes, load average 5.6-7.0 | 20.9 s | 38.1 s |",
+    "| its render CPU (both processes) | 16.5 s | 26.2 s |",
+    "",
+    "The narrowed lexer rules were worth 11-13 ms of CPU per article (the renderer with only them "
+    "removed: 44.0, 45.3 ms), the skipped block rules 0-3 ms (34.7, 33.4 ms: within the noise). Render "
+    "processes still pay: in the same session, at load 2.5-5.7, the first sync of real-shaped N=500 took "
+    "27.6 s with 2 render processes and 47.6 s rendering in the function's own process (median of 3 "
+    "each, taking turns); the machine's scheduler shares its cores between sessions, so under heavier "
+    "load the processes gain less.",
+    "",
+    "Proposed upstream (not filed from here):",
+    "",
+    "- **Pygments**, `RegexLexer.get_tokens_unprocessed` (`pygments/lexer.py`): index each state's rules "
+    "by the characters their regex can start with, computed once per lexer class and erring towards "
+    '"any", and try only those at a position, in order (adjacent ones as one alternation). Here: 23-25 '
+    "ms of highlighting per real-shaped article became 10-11. It needs to know what a regex can start "
+    "with; `re` works that out when it compiles a pattern (the prefix and charset of "
+    "`Lib/re/_compiler.py`'s `_compile_info`) but does not expose it, so the first step is a public "
+    "attribute of `re.Pattern` in CPython, or Pygments reading its own rule sources.",
+    "- **markdown-it-py**, `ParserBlock.tokenize` (`markdown_it/parser_block.py`) and `Ruler`: an optional "
+    "rule option, beside `alt`, naming the characters a line the rule matches may start with, so the "
+    "parser skips the rule at other lines (most block rules need a marker: a backtick, `#`, `>`...). "
+    "Worth at most a few percent of the render here.",
+    "",
+]
 
 
 def load_average() -> float:
