@@ -50,7 +50,7 @@ def serve(
         app = preview_app(preview, mermaid_file=mermaid_file)
         # Threads: each open page holds one for its event stream.
         server = make_server(host, port, app, threaded=True)
-        stop = watch_in_background(preview, say)
+        watching = watch_in_background(preview, say)
         try:
             shown = f"[{host}]" if ":" in host else host
             say(f"preview: http://{shown}:{server.server_port}/  (watching for changes; Ctrl+C stops)")
@@ -58,5 +58,5 @@ def serve(
         except KeyboardInterrupt:
             say("stopped")
         finally:
-            stop.set()
+            watching.stop()
             server.server_close()

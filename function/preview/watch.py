@@ -17,12 +17,22 @@ STEP_MS = 50
 LISTENING_MS = 200
 
 
-def watch_in_background(
-    preview: Preview, say: Callable[[str], None], *, timeout: float = 10.0
-) -> threading.Event:
+class Watching:
+    """The watcher's thread; ``stop()`` ends it (within ``LISTENING_MS``, or once a sync under way ends)."""
+
+    def __init__(self, thread: threading.Thread, stop_event: threading.Event) -> None:
+        self._thread = thread
+        self._stop = stop_event
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def watch_in_background(preview: Preview, say: Callable[[str], None], *, timeout: float = 10.0) -> Watching:
     """Start a thread that syncs ``preview`` after every change under its folder, and return once it
     listens (a change made after this is seen), after a sync that catches up with any change made
-    before. Set the returned event to stop the thread."""
+    before."""
     stop, listening = threading.Event(), threading.Event()
     thread = threading.Thread(
         target=_watch, args=(preview, stop, listening, say), name="preview-watch", daemon=True
@@ -31,7 +41,7 @@ def watch_in_background(
     if not listening.wait(timeout):
         say("warning: the folder watcher did not start; pages will not follow your edits")
     preview.sync(changed=())
-    return stop
+    return Watching(thread, stop)
 
 
 def _watch(
