@@ -128,6 +128,20 @@ def wait_for(driver: Any, condition: Callable[[Any], Any], message: str) -> Any:
     return WebDriverWait(driver, PATIENCE_S, poll_frequency=0.05).until(condition, message)
 
 
+def diagram_drawn(label: str) -> Callable[[Any], Any]:
+    """A wait condition: mermaid has drawn the article's diagram, with ``label`` in it; its size."""
+
+    def drawn(driver: Any) -> Any:
+        return driver.execute_script(
+            "const svg = document.querySelector('.blog-content .mermaid svg');"
+            "if (!svg || !svg.textContent.includes(arguments[0])) return null;"
+            "const box = svg.getBoundingClientRect(); return {width: box.width, height: box.height};",
+            label,
+        )
+
+    return drawn
+
+
 class RunningPreview:
     """``blog-api preview`` as an author starts it, in a process of its own."""
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import RunningPreview, wait_for
+from tests.browser.conftest import RunningPreview, diagram_drawn, wait_for
 from tests.kit.images import png
 
 ARTICLE = """---
@@ -67,13 +67,8 @@ def test_an_article_shows_its_image_message_diagram_and_formula(running: Running
     page.get(f"{running.url}/articles/seen")
 
     # The diagram is drawn: mermaid replaced its source with an SVG.
-    svg = wait_for(
-        page,
-        lambda d: d.execute_script("return document.querySelector('.blog-content .mermaid svg')"),
-        "mermaid drew no SVG",
-    )
-    assert svg.size["width"] > 50 and svg.size["height"] > 50
-    assert "Reload" in svg.get_attribute("textContent")
+    drawn = wait_for(page, diagram_drawn("Reload"), "mermaid drew no SVG")
+    assert drawn["width"] > 50 and drawn["height"] > 50
     # The image loaded from the preview's own /assets.
     assert page.execute_script(
         "const img = document.querySelector('.blog-content img[alt=\"a red square\"]');"
@@ -148,11 +143,7 @@ def test_dark_mode_follows_the_system_and_a_class_forces_light(running: RunningP
 
 def test_a_saved_edit_reaches_the_open_page(running: RunningPreview, folder: Path, page: Any) -> None:
     page.get(f"{running.url}/articles/seen")
-    wait_for(
-        page,
-        lambda d: d.execute_script("return document.querySelector('.blog-content .mermaid svg')"),
-        "mermaid drew no SVG",
-    )
+    wait_for(page, diagram_drawn("Reload"), "mermaid drew no SVG")
     # A mark that only this load of the page carries: gone once the page reloaded itself.
     page.execute_script("window.beforeTheEdit = true")
 
