@@ -27,7 +27,8 @@ from function.articles.render import render_article
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 # Forms the fixture articles do not hold: a formula latex2mathml cannot read, "$$…$$" inside a line, a
-# tweet and a bare YouTube URL on their own lines, a numbered equation, a details block without a title.
+# tweet, a Docswell deck and a bare YouTube URL on their own lines, a numbered equation, a details block
+# without a title. (With these, Zenn's whole set of example articles adds nothing the fixtures lack.)
 EXTRA_MARKDOWN = """
 Inline display $$a^2$$ in text, and one it cannot read: $\\begin{foo}$.
 
@@ -36,6 +37,8 @@ E = mc^2
 $$ (1)
 
 @[tweet](https://twitter.com/jack/status/20)
+
+@[docswell](https://www.docswell.com/s/ku-suke/LK7J5V-hello-docswell)
 
 https://www.youtube.com/watch?v=dQw4w9WgXcQ
 
