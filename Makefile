@@ -54,7 +54,8 @@ run: install-run
 PREVIEW_STAMP := $(VENV)/.installed-preview-stamp
 
 preview: $(PREVIEW_STAMP)
-	$(BIN)/blog-api preview "$(or $(REPO),.)" $(if $(filter command line,$(origin PORT)),--port $(PORT))
+	@test -n "$(REPO)" || { echo "make preview REPO=path/to/your/zenn-repo (e.g. REPO=examples/articles)" >&2; exit 2; }
+	$(BIN)/blog-api preview "$(REPO)" $(if $(filter command line,$(origin PORT)),--port $(PORT))
 
 # The runtime's part of uv.lock and the watcher (the preview extra), then the project.
 $(PREVIEW_STAMP): pyproject.toml uv.lock

@@ -44,7 +44,8 @@ def preview(path: Path, port: int, host: str, mermaid_file: str | None) -> None:
         ) from None
     from function.preview.server import serve
 
-    serve(path, host=host, port=port, mermaid_file=mermaid_file, say=_say)
+    mermaid = str(Path(mermaid_file).resolve()) if mermaid_file else None
+    serve(path, host=host, port=port, mermaid_file=mermaid, say=_say)
 
 
 def _say(line: str) -> None:

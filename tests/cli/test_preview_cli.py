@@ -51,6 +51,21 @@ def test_make_preview_previews_the_repository_named_by_repo() -> None:
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_preview_without_repo_says_how_to_name_it() -> None:
+    result = subprocess.run(
+        ["make", "preview", "VENV=/nonexistent/venv", "-o", "/nonexistent/venv/.installed-preview-stamp"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode != 0
+    assert "make preview REPO=path/to/your/zenn-repo" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_make_preview_passes_a_port_given_and_installs_the_watcher_not_the_dev_tools() -> None:
     plan = _planned("REPO=.", "PORT=8001")
     [command] = [line for line in plan if "blog-api preview" in line]
