@@ -42,13 +42,16 @@ TASK_ROOT = "/var/task"
 # An explicit interpreter for the bytecode, when none of the usual places has the runtime's version.
 BUILD_PYTHON_ENV = "BLOG_API_BUILD_PYTHON"
 # Bump to invalidate every cached zip when the layout below changes.
-FORMAT_VERSION = "2"
+FORMAT_VERSION = "3"
 # The earliest time a zip entry can carry; any fixed value makes the bytes reproducible.
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 # Lambda's limits for a zip uploaded directly, and for its unpacked size.
 MAX_ZIPPED_BYTES = 50 * 1024 * 1024
 MAX_UNZIPPED_BYTES = 250 * 1024 * 1024
 
+# Parts of the project that never run on Lambda: the author's local preview (blog-api preview), whose
+# folder watcher is an optional dependency the package does not carry.
+LOCAL_ONLY_SOURCES = ("function/preview/",)
 # Dropped from the sources before compiling; the package's own __pycache__ is written fresh.
 _SOURCE_EXCLUDED_DIRS = frozenset({"__pycache__", "tests", ".pytest_cache", ".mypy_cache"})
 _EXCLUDED_DIRS = frozenset({"tests", ".pytest_cache", ".mypy_cache"})
@@ -139,11 +142,12 @@ def find_interpreter(python_version: str) -> Interpreter:
 
 
 def source_entries(root: Path) -> list[tuple[str, Path]]:
-    """``(name in the zip, file)`` for every file of the project's own packages, caches and tests left out."""
+    """``(name in the zip, file)`` for every file of the project's own packages, caches, tests and the
+    local-only parts left out."""
     entries: list[tuple[str, Path]] = []
     for package in SOURCE_PACKAGES:
         entries.extend(_tree_entries(root / package, f"{package}/", _SOURCE_EXCLUDED_DIRS, True))
-    return entries
+    return [(name, path) for name, path in entries if not name.startswith(LOCAL_ONLY_SOURCES)]
 
 
 def input_digest(root: Path, requirements: str, python_version: str, interpreter_version: str = "") -> str:

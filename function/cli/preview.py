@@ -3,6 +3,7 @@ it, re-synced on every save (``function.preview``)."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -35,13 +36,13 @@ def preview(path: Path, port: int, host: str, mermaid_file: str | None) -> None:
     reloads itself when a file is saved. Nothing is written outside a temporary folder."""
     if not path.is_dir():
         raise ConfigError(f"{path}: no such folder (give your repository's root folder)")
-    try:
-        import watchfiles  # noqa: F401  (checked now: the watcher starts after the first sync)
-    except ImportError:
+    # Checked now, not when the watcher starts after the first sync. (Not imported here: the Lambda
+    # package, which leaves the preview and its watcher out, holds this module too.)
+    if importlib.util.find_spec("watchfiles") is None:
         raise ConfigError(
             "the preview needs the watchfiles package: pip install 'blog-api[preview]' "
             "(make preview installs it)"
-        ) from None
+        )
     from function.preview.server import serve
 
     mermaid = str(Path(mermaid_file).resolve()) if mermaid_file else None

@@ -30,6 +30,9 @@ from tests.kit.images import png
 DOC = ROOT / "docs" / "front-ends.md"
 DOC_API = "https://api.example.com"
 DOC_MERMAID = "https://cdn.jsdelivr.net/npm/mermaid@12/dist/mermaid.esm.min.mjs"
+# npm ci on a first run, a bundle with esbuild: more than a unit test's two minutes.
+pytestmark = pytest.mark.timeout(600)
+
 # How late the article arrives: long after the page's own load, so nothing can draw it at load time.
 ARTICLE_DELAY_S = 1.5
 
@@ -48,6 +51,12 @@ Styled by content.css.
 ```mermaid
 graph LR
   Fetch --> Insert --> Draw
+```
+
+```mermaid
+%%{init: {"securityLevel": "loose", "htmlLabels": true, "flowchart": {"htmlLabels": true}}}%%
+graph TD
+  Directive --> Ignored
 ```
 
 ### A smaller heading
@@ -170,9 +179,19 @@ def _link_mermaid(site_folder: Path, mermaid_dist: Path) -> None:
     (site_folder / "mermaid").symlink_to(mermaid_dist, target_is_directory=True)
 
 
+DIAGRAMS_DRAWN = "return document.querySelectorAll('.blog-content .mermaid svg').length === arguments[0]"
+
+
 def _check_the_article_is_shown(page: Any, api: str) -> None:
     drawn = wait_for(page, diagram_drawn("Draw"), "the late article's diagram was not drawn")
     assert drawn["width"] > 50 and drawn["height"] > 10
+    wait_for(page, lambda d: d.execute_script(DIAGRAMS_DRAWN, 2), "not every diagram was drawn")
+    # Labels are SVG text (htmlLabels: false), even where a diagram's own directive asks for HTML: the
+    # configuration's "secure" keys are out of its reach.
+    assert (
+        page.execute_script("return document.querySelectorAll('.blog-content .mermaid foreignObject').length")
+        == 0
+    )
     # The table of contents links to the headings, by their ids in the body.
     links = page.execute_script(
         "return [...document.querySelectorAll('nav a')].map(a => [a.textContent, a.getAttribute('href')])"

@@ -11,6 +11,9 @@ import pytest
 from tests.browser.conftest import RunningPreview, diagram_drawn, wait_for
 from tests.kit.images import png
 
+# npm ci on a first run: more than a unit test's two minutes.
+pytestmark = pytest.mark.timeout(600)
+
 ARTICLE = """---
 title: "Seen in a browser"
 emoji: "🔭"
@@ -69,6 +72,10 @@ def test_an_article_shows_its_image_message_diagram_and_formula(running: Running
     # The diagram is drawn: mermaid replaced its source with an SVG.
     drawn = wait_for(page, diagram_drawn("Reload"), "mermaid drew no SVG")
     assert drawn["width"] > 50 and drawn["height"] > 50
+    assert (
+        page.execute_script("return document.querySelectorAll('.blog-content .mermaid foreignObject').length")
+        == 0
+    )
     # The image loaded from the preview's own /assets.
     assert page.execute_script(
         "const img = document.querySelector('.blog-content img[alt=\"a red square\"]');"
