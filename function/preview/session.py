@@ -130,9 +130,10 @@ class Preview:
                 store.add_user(AUTHOR, "author@localhost", None)
 
     def sync(self, changed: Iterable[str] | None = None) -> SyncOutcome:
-        """Sync the folder now; ``changed``: the repository paths that changed since the last sync
-        (None: unknown, every warning is read again). Never raises for the folder's or a file's
-        problems: they are kept for the pages."""
+        """Sync the folder now; ``changed``: the repository paths that changed since the last sync,
+        whose warnings are replaced (a sync reads only changed files, so the others' warnings are
+        kept; the first sync reads every file). Never raises for the folder's or a file's problems:
+        they are kept for the pages."""
         with self._sync_lock:
             before = self.problems.everything(), self.problems.sync_error
             try:
@@ -143,7 +144,7 @@ class Preview:
                 self.problems.sync_error = str(exc) or type(exc).__name__
                 self._bump()
                 return SyncOutcome(True, f"sync failed: {self.problems.sync_error}")
-            read_again = None if not self._synced_once or changed is None else list(changed)
+            read_again = list(changed or ()) if self._synced_once else None
             self.problems.record(
                 [(f.path, f.message) for f in summary.failures],
                 [(w.path, w.message) for w in summary.warnings],
