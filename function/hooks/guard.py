@@ -8,10 +8,11 @@ database, the NAT and the instance metadata service: a URL must never make it ca
   ``0x7f.1`` or ``2130706433``, which resolvers read as 127.0.0.1).
 - The host is resolved by the resolver given (the system's by default), and refused when **any** of its
   addresses is not a public unicast one: private, shared (100.64/10), link-local (169.254/16, fe80::/10,
-  with the metadata service at 169.254.169.254 and fd00:ec2::254), IPv6 site-local (fec0::/10: deprecated,
-  but routed inside some networks, and ``ipaddress`` counts it as global), multicast, reserved,
-  unspecified, or loopback on Lambda. IPv6 forms that carry an IPv4 address (``::ffff:10.0.0.1``, NAT64 ``64:ff9b::/96``,
-  6to4 ``2002::/16``, Teredo) are judged by that IPv4 address.
+  with the metadata service at 169.254.169.254 and fd00:ec2::254), IPv6 site-local (fec0::/10:
+  deprecated, but routed inside some networks, and ``ipaddress`` counts it as global), multicast,
+  reserved, unspecified, or loopback on Lambda. IPv6 forms that carry an IPv4 address
+  (``::ffff:10.0.0.1``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``, Teredo) are judged by that IPv4
+  address.
 - The sender then connects to one of exactly these checked addresses (never resolving the name again),
   so a DNS answer that changes between the check and the connection (DNS rebinding) cannot bite.
 """

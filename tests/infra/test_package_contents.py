@@ -35,7 +35,12 @@ def names(root: Path) -> set[str]:
 
 
 def test_the_package_sources_are_the_tracked_python_files(checkout: Path) -> None:
-    assert names(checkout) == {"function/__init__.py", "function/app.py", "shared/__init__.py", "shared/names.py"}
+    assert names(checkout) == {
+        "function/__init__.py",
+        "function/app.py",
+        "shared/__init__.py",
+        "shared/names.py",
+    }
 
 
 @pytest.mark.parametrize(

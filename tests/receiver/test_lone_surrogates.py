@@ -40,4 +40,3 @@ def test_a_lone_surrogate_in_a_signed_push_is_a_400_inline_and_on_lambda(blog: B
     accepted = blog.lambda_app().test_client().post(WEBHOOK, data=body, headers=headers)
     assert accepted.status_code == 400, accepted.get_data()
     assert blog.invoker.payloads == []
-
