@@ -30,12 +30,37 @@ MAX_FRONT_MATTER_CHARS = 64 * 1024
 YamlLoader = type[yaml.SafeLoader] | type[yaml.CSafeLoader]
 
 
-class YamlAlias(Exception):
-    """The YAML refers to a value with an alias; the caller says where (front matter, config)."""
+# A YAML integer longer than this is refused, not read: Python will not even turn one of 4,300 digits
+# into text, and YAML 1.1's base-60 form ("1:2:3:…") costs quadratic time. No field wants a long number.
+MAX_NUMBER_CHARS = 100
+
+
+class YamlRefused(Exception):
+    """What the YAML holds is not read here; the message says what, the caller where (front matter,
+    config)."""
+
+
+_ALIAS = (
+    "refers to a value with a YAML alias (*name or <<: *name), which is not read here:"
+    " write the value out where it is needed"
+)
+
+
+def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    text = loader.construct_scalar(node)
+    if isinstance(text, str) and len(text) > MAX_NUMBER_CHARS:
+        raise YamlRefused(
+            f"holds a number of {len(text)} characters (at most {MAX_NUMBER_CHARS} are read):"
+            " put it in quotes if it is text"
+        )
+    return loader.construct_yaml_int(node)
 
 
 class _Bounded:
-    """What both loaders do before building a document: refuse aliases, keep to the CPU budget."""
+    """What both loaders do before building a document: refuse aliases, keep to the CPU budget; and
+    long integers are refused rather than read."""
+
+    yaml_constructors = {**yaml.SafeLoader.yaml_constructors, "tag:yaml.org,2002:int": _bounded_int}
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)  # type: ignore[call-arg]
@@ -47,7 +72,7 @@ class _Bounded:
         while todo:
             current = todo.pop()
             if id(current) in seen:
-                raise YamlAlias  # the composer gives an alias the node of its anchor: reached twice
+                raise YamlRefused(_ALIAS)  # an alias is given its anchor's node: reached twice
             seen.add(id(current))
             self.check_budget()
             if isinstance(current, yaml.MappingNode):
@@ -99,15 +124,13 @@ _COMMENT_AFTER_BLOCK_HEADER = re.compile(r"[|>][-+0-9]*#")
 
 
 def load_yaml(source: str, loader: YamlLoader, where: str = "front matter") -> Any:
-    """``source`` read by ``loader`` (one of ``yaml_loaders()``); ``ArticleParseError`` for an alias.
+    """``source`` read by ``loader`` (one of ``yaml_loaders()``); ``ArticleParseError`` for an alias or
+    a long number.
     YAML's own errors are raised as they come (``yaml.YAMLError``, or ``ValueError``...)."""
     try:
         return _load(source, loader)
-    except YamlAlias:
-        raise ArticleParseError(
-            f"{where} refers to a value with a YAML alias (*name or <<: *name), which is not read here:"
-            " write the value out where it is needed"
-        ) from None
+    except YamlRefused as refused:
+        raise ArticleParseError(f"{where} {refused}") from None
 
 
 def _load(source: str, loader: YamlLoader) -> Any:
@@ -118,7 +141,7 @@ def _load(source: str, loader: YamlLoader) -> Any:
         return yaml.load(source, Loader=_PureBounded)  # noqa: S506 - a SafeLoader
     try:
         return yaml.load(source, Loader=loader)  # noqa: S506 - one of yaml_loaders(), both safe
-    except (RenderLimitError, YamlAlias):
+    except (RenderLimitError, YamlRefused):
         raise
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
         # The two parsers word their errors differently and disagree on a few corner cases of

@@ -155,8 +155,15 @@ def test_a_huge_value_is_never_written_out_whole_in_a_message(front_matter: str)
         assert all(len(w) <= MAX_MESSAGE_CHARS for w in result.warnings), result.warnings
 
 
-def test_a_huge_number_is_named_a_number() -> None:
-    assert "'title' must be a string, not a number" in article("title: 0x" + "f" * 5000)
+@pytest.mark.parametrize("number", ["0x" + "f" * 5000, "9" * 5000, ":".join(["1"] * 3000), "0" + "7" * 200])
+def test_a_long_number_is_refused_without_being_read(number: str) -> None:
+    # Python writes no integer of over 4,300 digits as text, and base 60 ("1:2:3") is quadratic to read.
+    message = article(f"title: t\ndescription: {number}")
+    assert isinstance(message, str) and "front matter holds a number of" in message, message
+
+
+def test_a_number_in_a_text_field_is_named_a_number() -> None:
+    assert "'title' must be a string, not a number (123)" in article("title: 123")
 
 
 # --- one character check for every text field of every format ---------------------------------------
