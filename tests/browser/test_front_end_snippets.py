@@ -186,8 +186,8 @@ def _check_the_article_is_shown(page: Any, api: str) -> None:
     drawn = wait_for(page, diagram_drawn("Draw"), "the late article's diagram was not drawn")
     assert drawn["width"] > 50 and drawn["height"] > 10
     wait_for(page, lambda d: d.execute_script(DIAGRAMS_DRAWN, 2), "not every diagram was drawn")
-    # Labels are SVG text (htmlLabels: false), even where a diagram's own directive asks for HTML: the
-    # configuration's "secure" keys are out of its reach.
+    # Labels are SVG text (htmlLabels: false), also where a diagram asked for HTML (the renderer strips
+    # such directives; test_a_directive_in_the_page_cannot_unlock_html_labels tries the page's own lock).
     assert (
         page.execute_script("return document.querySelectorAll('.blog-content .mermaid foreignObject').length")
         == 0
@@ -228,6 +228,39 @@ def test_the_plain_html_page_draws_a_diagram_that_arrives_late(
     # ...and once it arrives, it is shown whole: diagram drawn, toc, styles, formula, image
     _check_the_article_is_shown(page, api)
     assert page.find_element("id", "title").text == "Diagrams arrive late"
+
+
+# A diagram that asks for what the configuration locks, put into the page as if the renderer had let it
+# through, and drawn by the page's own mermaid (the same instance: modules are shared by URL).
+HOSTILE_DIAGRAM = r"""
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { default: mermaid } = await import("/mermaid/mermaid.esm.min.mjs");
+  const node = document.createElement("pre");
+  node.className = "mermaid";
+  node.textContent = '%%{init: {"securityLevel": "loose", "htmlLabels": true, '
+    + '"flowchart": {"htmlLabels": true}}}%%\n' + "graph TD\n  Hostile --> Ignored";
+  document.getElementById("article").appendChild(node);
+  await mermaid.run({ nodes: [node] });
+  done([node.querySelectorAll("svg").length, node.querySelectorAll("foreignObject").length]);
+})().catch((error) => done(String(error)));
+"""
+
+
+def test_a_directive_in_the_page_cannot_unlock_html_labels(
+    page: Any, api: str, site: str, site_folder: Path, mermaid_dist: Path
+) -> None:
+    _link_mermaid(site_folder, mermaid_dist)
+    html = replaced(snippet("plain-html"), {DOC_API: api, DOC_MERMAID: "/mermaid/mermaid.esm.min.mjs"})
+    (site_folder / "article.html").write_text(html, encoding="utf-8")
+    page.get(f"{site}/article.html?slug=late")
+    wait_for(page, diagram_drawn("Draw"), "the article's diagram was not drawn")
+    page.set_script_timeout(PATIENCE_S)
+
+    drawn = page.execute_async_script(HOSTILE_DIAGRAM)
+
+    # One diagram drawn, its labels SVG text: the directive could not turn HTML labels back on.
+    assert drawn == [1, 0]
 
 
 def test_the_plain_html_page_says_not_found_for_an_unknown_slug(
