@@ -227,8 +227,8 @@ class StackConfig:
         "corsAllowedOrigins",
         optional,
         default=None,
-        doc="comma-separated origins (`https://blog.example.com`) whose pages may call the read routes; "
-        "empty: no CORS",
+        doc="comma-separated origins (`https://blog.example.com`) whose pages may call the read routes, or "
+        "`*` for any page; empty: no CORS",
         check=checks.cors_allowed_origins,
     )
     # The share image (ogpUrl) of an article without a thumbnail: a template, a signed Cloudinary card
