@@ -7,29 +7,37 @@ too. Paths are counted as written (``AWS`` and ``aws`` are two entries), as arti
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 
-def articles_by_path(pairs: Iterable[tuple[int, str]]) -> dict[str, set[int]]:
-    """(article id, tag path) pairs → every path and each of its parents → the articles below it."""
-    below: dict[str, set[int]] = {}
+def path_counts(pairs: Iterable[tuple[int, str]]) -> Counter[str]:
+    """(article id, tag path) pairs → every path and each of its parents → how many articles have it
+    or a tag below it. Articles with the same tags are counted together: a blog has far fewer tag sets
+    than articles, so the parents are worked out once per set."""
+    paths_of: dict[int, list[str]] = {}
     for article_id, path in pairs:
-        parts = path.strip("/").split("/")
-        for depth in range(1, len(parts) + 1):
-            below.setdefault("/".join(parts[:depth]), set()).add(article_id)
-    return below
+        paths_of.setdefault(article_id, []).append(path)
+    counts: Counter[str] = Counter()
+    for tags, articles in Counter(frozenset(paths) for paths in paths_of.values()).items():
+        below: set[str] = set()
+        for tag in tags:
+            parts = tag.strip("/").split("/")
+            below.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+        for path in below:
+            counts[path] += articles
+    return counts
 
 
 def tag_counts(pairs: Iterable[tuple[int, str]]) -> list[dict[str, Any]]:
     """``[{"path", "count"}]`` by path (the ``/tags`` answer)."""
-    below = articles_by_path(pairs)
-    return [{"path": path, "count": len(below[path])} for path in sorted(below)]
+    counts = path_counts(pairs)
+    return [{"path": path, "count": counts[path]} for path in sorted(counts)]
 
 
 def facet_counts(pairs: Iterable[tuple[int, str]]) -> list[dict[str, Any]]:
     """``[{"path", "count"}]`` largest count first, then by path (the ``tag-facets`` answer); a path no
     article of ``pairs`` has is absent, so no count is 0."""
-    below = articles_by_path(pairs)
-    ordered = sorted(below, key=lambda path: (-len(below[path]), path))
-    return [{"path": path, "count": len(below[path])} for path in ordered]
+    counts = path_counts(pairs)
+    return [{"path": path, "count": counts[path]} for path in sorted(counts, key=lambda p: (-counts[p], p))]
