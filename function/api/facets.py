@@ -12,15 +12,20 @@ from collections.abc import Iterable
 from typing import Any
 
 
-def path_counts(pairs: Iterable[tuple[int, str]]) -> Counter[str]:
-    """(article id, tag path) pairs → every path and each of its parents → how many articles have it
-    or a tag below it. Articles with the same tags are counted together: a blog has far fewer tag sets
-    than articles, so the parents are worked out once per set."""
-    paths_of: dict[int, list[str]] = {}
+def tag_sets(pairs: Iterable[tuple[int, str]]) -> Counter[frozenset[str]]:
+    """(article id, tag path) pairs → each distinct set of tags → how many articles have exactly it."""
+    paths_of: dict[int, set[str]] = {}
     for article_id, path in pairs:
-        paths_of.setdefault(article_id, []).append(path)
+        paths_of.setdefault(article_id, set()).add(path)
+    return Counter(frozenset(paths) for paths in paths_of.values())
+
+
+def path_counts(sets: Iterable[tuple[frozenset[str], int]]) -> Counter[str]:
+    """Tag sets with how many articles have each → every path and each of its parents → how many
+    articles have it or a tag below it. A blog has far fewer tag sets than articles, so the parents are
+    worked out once per set."""
     counts: Counter[str] = Counter()
-    for tags, articles in Counter(frozenset(paths) for paths in paths_of.values()).items():
+    for tags, articles in sets:
         below: set[str] = set()
         for tag in tags:
             parts = tag.strip("/").split("/")
@@ -31,13 +36,13 @@ def path_counts(pairs: Iterable[tuple[int, str]]) -> Counter[str]:
 
 
 def tag_counts(pairs: Iterable[tuple[int, str]]) -> list[dict[str, Any]]:
-    """``[{"path", "count"}]`` by path (the ``/tags`` answer)."""
-    counts = path_counts(pairs)
+    """``[{"path", "count"}]`` by path (the ``/tags`` answer), from (article id, tag path) pairs."""
+    counts = path_counts(tag_sets(pairs).items())
     return [{"path": path, "count": counts[path]} for path in sorted(counts)]
 
 
-def facet_counts(pairs: Iterable[tuple[int, str]]) -> list[dict[str, Any]]:
-    """``[{"path", "count"}]`` largest count first, then by path (the ``tag-facets`` answer); a path no
-    article of ``pairs`` has is absent, so no count is 0."""
-    counts = path_counts(pairs)
+def facet_counts(sets: Iterable[tuple[frozenset[str], int]]) -> list[dict[str, Any]]:
+    """``[{"path", "count"}]`` largest count first, then by path (the ``tag-facets`` answer), from tag
+    sets with how many articles have each; a path no article has is absent, so no count is 0."""
+    counts = path_counts(sets)
     return [{"path": path, "count": counts[path]} for path in sorted(counts, key=lambda p: (-counts[p], p))]
