@@ -7,11 +7,14 @@ and ``/events`` blueprints have no such hook, so they never answer CORS.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from flask import Blueprint, Response, current_app, g, request
 from werkzeug.exceptions import MethodNotAllowed
+
+if TYPE_CHECKING:
+    from function.store.tag_filter import TagFilter
 
 from function.api import cors, feeds, http_cache
 from function.api.cursor import CursorCodec
@@ -22,7 +25,6 @@ from function.api.tag_params import tag_filter
 from function.errors import BadRequest, NotFound
 from function.ogp.images import OgpImages, ogp_images
 from function.store.records import ArticleView
-from function.store.tag_filter import TagFilter
 from function.web import services
 from shared.names import FACETS_ROUTE
 from shared.runtime_settings import variable

@@ -98,6 +98,13 @@ def test_twenty_tags_are_allowed(blog: ReadApi) -> None:
     assert listed(blog, query) == ["s3"]
 
 
+def test_twenty_tags_of_the_longest_path_fit_in_the_parameter(blog: ReadApi) -> None:
+    longest = [f"{i:02}" + "x" * 253 for i in range(20)]
+    answer = blog.get(LIST, query_string={"tags": ",".join(longest), "mode": "or"})
+    assert answer.status_code == 200, answer.get_json()
+    assert answer.get_json()["articles"] == []
+
+
 def test_a_cursor_walk_keeps_its_tag_filter_and_refuses_another(blog: ReadApi) -> None:
     query = {"tags": "tech/aws,tech/gcp", "mode": "or", "limit": "2"}
     first = blog.get(LIST, query_string=query).get_json()
