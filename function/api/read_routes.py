@@ -13,9 +13,6 @@ from urllib.parse import urlencode
 from flask import Blueprint, Response, current_app, g, request
 from werkzeug.exceptions import MethodNotAllowed
 
-if TYPE_CHECKING:
-    from function.store.tag_filter import TagFilter
-
 from function.api import cors, feeds, http_cache
 from function.api.cursor import CursorCodec
 from function.api.facets import facet_counts, tag_counts
@@ -28,6 +25,9 @@ from function.store.records import ArticleView
 from function.web import services
 from shared.names import FACETS_ROUTE
 from shared.runtime_settings import variable
+
+if TYPE_CHECKING:
+    from function.store.tag_filter import TagFilter
 
 blueprint = Blueprint("articles", __name__)
 
@@ -171,10 +171,10 @@ def _numbered_list(
 def tag_facets(name: str) -> tuple[dict[str, Any], int]:
     kind, tag, tags = _filters()
     with services().store() as store:
-        pairs = store.reads.tag_facets(name, type=kind, tag=tag, tags=tags)
-    if pairs is None:
+        sets = store.reads.tag_facets(name, type=kind, tag=tag, tags=tags)
+    if sets is None:
         raise NotFound(f"no user named {name!r}")
-    return {"facets": facet_counts(pairs)}, 200
+    return {"facets": facet_counts(sets)}, 200
 
 
 @blueprint.route("/users/<name>/articles/<slug>", methods=_READ_METHODS)
