@@ -168,7 +168,7 @@ class Services:
         code starts new processes, which check again."""
         if self._schema_checked:
             return
-        from function.store.migrations import require_current_schema
+        from function.store.migrations.job_check import require_current_schema
 
         require_current_schema(store.db)
         self._schema_checked = True

@@ -6,7 +6,7 @@ from __future__ import annotations
 import peewee
 
 from function.store.backends import unwrap
-from function.store.migrations import migrate
+from function.store.migrations.runner import migrate
 from function.store.models import MODELS
 
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import peewee
 
     from function.services import Services
-    from function.store.migrations import MigrationReport
+    from function.store.migrations.runner import MigrationReport
 
 INIT_DB_KIND = "init-db"
 ADD_USER_KIND = "add-user"
@@ -131,7 +131,7 @@ def migrate_database(db: peewee.Database) -> MigrationReport:
     refuse with SchemaMismatch what no step mends (a column this version needs is still missing, or one
     it does not know refuses its rows)."""
     from function.store.connection import connection
-    from function.store.migrations import migrate
+    from function.store.migrations.runner import migrate
     from function.store.schema import schema_differences
 
     with connection(db):

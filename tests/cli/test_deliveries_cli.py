@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.migrations import SCHEMA_VERSION
+from function.store.migrations.steps import SCHEMA_VERSION
 from function.store.schema import create_tables
 from tests.kit.cli import run_cli
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from function.store.migrations import SCHEMA_VERSION
+from function.store.migrations.steps import SCHEMA_VERSION
 from tests.kit.cli import CliResult, run_cli
 from tests.kit.mariadb import server_from_url
 

@@ -9,7 +9,7 @@ import pytest
 
 from function.store.backends import open_database
 from function.store.connection import connection
-from function.store.migrations import SCHEMA_VERSION, STEPS
+from function.store.migrations.steps import SCHEMA_VERSION, STEPS
 from function.store.migrations.version import SchemaVersion
 from function.store.schema import schema_differences
 from tests.kit.cli import run_cli

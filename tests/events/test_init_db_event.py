@@ -16,7 +16,7 @@ from function import handler as handler_module
 from function.aws.dispatch import dispatch
 from function.store.backends import open_database
 from function.store.connection import connection
-from function.store.migrations import SCHEMA_VERSION
+from function.store.migrations.steps import SCHEMA_VERSION
 from tests.kit.blog_fixtures import Blog
 from tests.kit.deliveries import SECRET, as_http_event
 

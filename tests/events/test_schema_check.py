@@ -7,7 +7,7 @@ import pytest
 
 from function.errors import PassThroughFailed
 from function.store.connection import connection
-from function.store.migrations import SCHEMA_VERSION
+from function.store.migrations.steps import SCHEMA_VERSION
 from function.store.migrations.version import SchemaVersion
 from tests.kit.blog_fixtures import Blog, article
 from tests.kit.cli import run_cli

@@ -19,9 +19,9 @@ from function.store.backends import is_mysql, open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.locks import server_lock_name
-from function.store.migrations import SCHEMA_VERSION, STEPS, migrate
 from function.store.migrations.operations import Migration
-from function.store.migrations.steps import Step
+from function.store.migrations.runner import migrate
+from function.store.migrations.steps import SCHEMA_VERSION, STEPS, Step
 from function.store.migrations.version import SchemaVersion, read_version
 from function.store.schema import schema_differences
 from tests.kit.mariadb import server_from_url
