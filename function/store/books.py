@@ -65,11 +65,11 @@ class BookQueries(StoreBase):
     @_translated
     def load_book_index(self, user_id: int) -> dict[str, StoredBook]:
         """Every book of the user (archived included) by slug, with its chapters: two SELECTs, no content."""
-        books_query, chapters_query = book_index_queries(user_id)
-        books = self._rows(books_query)
+        books = self._rows(Book.select(*_BOOK_COLUMNS).where(Book.user == user_id))
         if not books:
             return {}
-        return _book_index(books, self._rows(chapters_query))
+        chapters = BookChapter.select(*_CHAPTER_COLUMNS).join(Book).where(Book.user == user_id)
+        return _book_index(books, self._rows(chapters))
 
     @_translated
     def load_book_failures(self, user_id: int) -> dict[str, RememberedFailure]:
@@ -232,29 +232,6 @@ def _chapter_row(book_id: int, position: int, parsed: Any, now: datetime) -> dic
         "created_at": now,
         "updated_at": now,
     }
-
-
-def book_index_queries(user: Any) -> tuple[Any, Any]:
-    """The two SELECTs of ``load_book_index`` (``user``: an id, or a subquery giving one)."""
-    return (
-        Book.select(*_BOOK_COLUMNS).where(Book.user == user),
-        BookChapter.select(*_CHAPTER_COLUMNS).join(Book).where(Book.user == user),
-    )
-
-
-def book_index_from_rows(
-    books: Sequence[tuple[Any, ...]], chapters: Sequence[tuple[Any, ...]]
-) -> dict[str, StoredBook]:
-    """``load_book_index``'s answer from the rows of ``book_index_queries`` as the driver returned
-    them (sent in a batch: the columns' conversions, booleans and times, are applied here)."""
-    return _book_index(_converted(books, _BOOK_COLUMNS), _converted(chapters, _CHAPTER_COLUMNS))
-
-
-def _converted(rows: Sequence[tuple[Any, ...]], columns: Sequence[Any]) -> list[tuple[Any, ...]]:
-    return [
-        tuple(v if v is None else c.python_value(v) for c, v in zip(columns, row, strict=True))
-        for row in rows
-    ]
 
 
 def _book_index(

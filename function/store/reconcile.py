@@ -131,7 +131,7 @@ class ReconcileQueries(StoreBase):
         it about 35 ms of CPU, as much as the round trip itself, and every push of a large blog pays
         it. One string per row is split in C and its times parsed with ``fromisoformat`` (about 10 ms).
         The path, the one column that may hold a tab, comes last and is split off whole."""
-        return unpack_index(self._rows(packed_index_query(user_id)))
+        return _unpack_index(self._rows(_packed_index_query(user_id)))
 
     @_translated
     def apply(
@@ -230,8 +230,8 @@ class ReconcileQueries(StoreBase):
         queue_tag_rewrite(self._db, tx, user_id, changed, stale)
 
 
-def packed_index_query(user: Any) -> Any:
-    """The SELECT of ``_load_packed_index`` (``user``: an id, or a subquery giving one)."""
+def _packed_index_query(user_id: int) -> Any:
+    """The SELECT of ``_load_packed_index``."""
     return Article.select(
         fn.CONCAT_WS(
             _PACKED_SEPARATOR,
@@ -247,11 +247,11 @@ def packed_index_query(user: Any) -> Any:
             Article.publish,
             Article.path,
         )
-    ).where(Article.user == user)
+    ).where(Article.user == user_id)
 
 
-def unpack_index(rows: Sequence[tuple[Any, ...]]) -> dict[str, StoredArticle]:
-    """The rows of ``packed_index_query``, split, by slug."""
+def _unpack_index(rows: Sequence[tuple[Any, ...]]) -> dict[str, StoredArticle]:
+    """The rows of ``_packed_index_query``, split, by slug."""
     index: dict[str, StoredArticle] = {}
     for (packed,) in rows:
         (row_id, slug, blob, content, archived, published, created, updated, tags, publish, path) = (

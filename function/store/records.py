@@ -10,8 +10,7 @@ from typing import Any, NotRequired, TypedDict
 
 class DeliveryFinish(TypedDict):
     """How a delivery's processing ended, as ``finish_delivery`` records it: declared once here, taken as
-    keywords by the store's method, its UPDATE (``deliveries.finish_query``), ``finish_and_release`` and
-    the worker's port."""
+    keywords by the store's method and the worker's port."""
 
     head_sha: str | None
     processed: int

@@ -29,14 +29,14 @@ def test_a_nullable_column_a_newer_version_reads_is_added_keeping_the_rows(db_ur
     with connection(db):
         create_tables(db)
         store = PeeweeStore(db)
-        user = store.add_user("old", "o@example.com", None, None)
+        user = store.users.add_user("old", "o@example.com", None, None)
         apply_as_worker(store, user.id, [_article("kept")], [], _T0)
         db.execute_sql("ALTER TABLE articles DROP COLUMN emoji")
         assert schema_differences(db) == ["articles.emoji is missing"]
         # WHEN init-db runs THEN the column is there and the row is served, emoji null
         create_tables(db)
         assert schema_differences(db) == []
-        views = store.published_articles("old")
+        views = store.reads.published_articles("old")
         assert views is not None and [(v.slug, v.emoji) for v in views] == [("kept", None)]
     db.close()
 
@@ -52,9 +52,9 @@ def test_the_retryable_column_is_added_and_old_records_keep_what_their_text_said
             ("broken", "articles/b.md: bad YAML"),
             ("clean", None),
         ):
-            store.start_delivery(delivery_id, "push", 1, "octo/blog", _T0, _T0)
+            store.deliveries.start_delivery(delivery_id, "push", 1, "octo/blog", _T0, _T0)
             outcome = "failed" if error and "[retryable]" in error else "partial" if error else "success"
-            store.finish_delivery(
+            store.deliveries.finish_delivery(
                 delivery_id,
                 head_sha="h1",
                 processed=2,
@@ -73,7 +73,7 @@ def test_the_retryable_column_is_added_and_old_records_keep_what_their_text_said
 
         # THEN the column is there, and each old record means what its text meant
         assert schema_differences(db) == []
-        records = {d: store.get_delivery(d) for d in ("transient", "broken", "clean")}
+        records = {d: store.deliveries.get_delivery(d) for d in ("transient", "broken", "clean")}
         retryable = {d: r.retryable for d, r in records.items() if r is not None}
         assert retryable == {"transient": True, "broken": False, "clean": False}
     db.close()
@@ -123,7 +123,7 @@ def test_init_db_adds_the_repository_id_column_to_an_older_users_table_and_keeps
     db = open_database(db_url)
     with connection(db):
         create_tables(db)
-        PeeweeStore(db).add_user("alice", "alice@example.com", 1, "alice/blog")
+        PeeweeStore(db).users.add_user("alice", "alice@example.com", 1, "alice/blog")
         db.execute_sql("ALTER TABLE users DROP COLUMN repository_id")
         assert schema_differences(db) == ["users.repository_id is missing"]
     db.close()
@@ -135,7 +135,7 @@ def test_init_db_adds_the_repository_id_column_to_an_older_users_table_and_keeps
     db = open_database(db_url)
     with connection(db):
         assert schema_differences(db) == []
-        user = PeeweeStore(db).get_user("alice")
+        user = PeeweeStore(db).users.get_user("alice")
     db.close()
     assert user is not None and (user.repository, user.repository_id) == ("alice/blog", None)
 
@@ -144,5 +144,5 @@ def test_a_database_without_tables_is_reported_as_not_initialised(db_url: str) -
     # Retryable (503) and saying what to run, on both backends' "no such table" errors.
     db = open_database(db_url)
     with pytest.raises(DatabaseNotInitialised, match="init-db"), connection(db):
-        PeeweeStore(db).get_user("alice")
+        PeeweeStore(db).users.get_user("alice")
     db.close()
