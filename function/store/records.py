@@ -68,6 +68,8 @@ class StoredArticle:
     updated_at: datetime
     tags_hash: str
     publish: bool = False  # a draft when False: counted by sync's "drafts"
+    render_fingerprint: str | None = None  # what its HTML was rendered with (None: not recorded)
+    output_hash: str | None = None  # the hash of its HTML and table of contents (None: not known)
 
 
 @dataclass(frozen=True)

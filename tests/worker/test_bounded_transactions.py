@@ -37,12 +37,15 @@ class RecordingWrites:
         now: datetime,
         *,
         index: Mapping[str, Any],
+        render_fingerprint: str | None = None,
     ) -> Any:
         self.batches.append(list(articles))
         self.archived.append(list(archive_slugs))
         if len(self.batches) == self._fail_on:
             raise CutShort
-        return self._reconcile.apply(user_id, articles, archive_slugs, now, index=index)
+        return self._reconcile.apply(
+            user_id, articles, archive_slugs, now, index=index, render_fingerprint=render_fingerprint
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._reconcile, name)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from function.errors import PassThroughFailed
-from function.store.backends import is_mysql
 from tests.kit.answers import contract_counts
 from tests.kit.blog_checks import delivery
 from tests.kit.blog_fixtures import Blog, article

@@ -135,5 +135,25 @@ def chapter_changed(book: PlannedBook, place: ChapterPlace) -> bool:
     )
 
 
+def rendered_by_another(book: PlannedBook, render_fingerprint: str | None) -> frozenset[str]:
+    """The paths of the book's stored chapters rendered by another version of the renderer or with
+    other settings than ``render_fingerprint`` (None: none are compared)."""
+    if render_fingerprint is None or book.stored is None:
+        return frozenset()
+    chapters = book.stored.chapters.values()
+    return frozenset(c.path for c in chapters if c.render_fingerprint != render_fingerprint)
+
+
+def written_by_another(book: PlannedBook, render_fingerprint: str | None) -> bool:
+    """Whether the stored book was written by another version or with other settings: it is written
+    again (its chapters rendered by another are read again, ``rendered_by_another``)."""
+    stored = book.stored
+    return (
+        render_fingerprint is not None
+        and stored is not None
+        and stored.render_fingerprint != render_fingerprint
+    )
+
+
 def file_of(book: PlannedBook, place: ChapterPlace) -> RepoFile:
     return book.files[place.path.rsplit("/", 1)[-1]]

@@ -13,9 +13,9 @@ from function.worker.sync.book_plan import BookFailure, PlannedBook
 from function.worker.sync.ports import BookStore
 
 
-def book_write(book: PlannedBook, cover_url: str | None) -> BookWrite:
+def book_write(book: PlannedBook, cover_url: str | None, render_fingerprint: str | None) -> BookWrite:
     """The write of a book that was read: its config, cover and chapters (those read again with their
-    new content, the others as stored)."""
+    new content, the others as stored), and what it was rendered with."""
     assert book.config is not None and book.config_file is not None
     stored_chapters = book.stored.chapters if book.stored else {}
     hashes = []
@@ -38,19 +38,22 @@ def book_write(book: PlannedBook, cover_url: str | None) -> BookWrite:
         content_hash=book_hash(book.config, cover_url or cover_path, hashes),
         chapters=tuple(chapters),
         cover_url=cover_url,
+        render_fingerprint=render_fingerprint,
     )
 
 
 class BookWriter:
     """One user's book writes on the store's books part."""
 
-    def __init__(self, store: BookStore) -> None:
+    def __init__(self, store: BookStore, render_fingerprint: str | None = None) -> None:
         self._store = store
+        self._render_fingerprint = render_fingerprint
 
     def write(self, user_id: int, book: PlannedBook, now: datetime, cover_url: str | None) -> str | None:
         """Write ``book`` in its own transaction; what readers see change of it ("published",
         "updated", "unpublished") or None."""
-        return self._store.apply_book(user_id, book_write(book, cover_url), book.stored, now)
+        write = book_write(book, cover_url, self._render_fingerprint)
+        return self._store.apply_book(user_id, write, book.stored, now)
 
     def archive(self, user_id: int, slugs: Sequence[str], now: datetime) -> list[str]:
         """Archive the books whose folder is gone; those readers saw until now."""

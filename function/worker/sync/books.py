@@ -17,7 +17,15 @@ from function.assets.syncing import AssetPass
 from function.sources.port import ArticleSource, RepoRef, Snapshot
 from function.store.book_records import BookChanges
 from function.worker.sync.book_images import cover_url_changed, record_references, resolve_covers
-from function.worker.sync.book_plan import BookFailure, book_changed, group_books, publishes, still_broken
+from function.worker.sync.book_plan import (
+    BookFailure,
+    book_changed,
+    group_books,
+    publishes,
+    rendered_by_another,
+    still_broken,
+    written_by_another,
+)
 from function.worker.sync.book_reading import BookFailures, BookReader
 from function.worker.sync.book_writing import BookWriter
 from function.worker.sync.ports import BookStore
@@ -69,11 +77,13 @@ class BookSync:
         clock: Clock,
         allow_raw_html: bool = False,
         asset_base_url: str | None = None,
+        render_fingerprint: str | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
+        self._render_fingerprint = render_fingerprint
         self._reader = BookReader(source, allow_raw_html=allow_raw_html, asset_base_url=asset_base_url)
-        self._writer = BookWriter(store)
+        self._writer = BookWriter(store, render_fingerprint)
 
     def run(
         self,
@@ -98,18 +108,25 @@ class BookSync:
         failures = BookFailures(shown=grouping)
         result.books = len(books) + len(grouping)
         covers: dict[str, str | None] = {}
+        images_changed: frozenset[str] = frozenset()
         if assets is not None:
             covers, result.warnings = resolve_covers(assets, repo, snapshot, books)
             if not rebuild:
-                stale = frozenset(assets.stale_slugs(snapshot))  # chapter paths among the article slugs
-                for book in books:
-                    book.stale = stale
+                images_changed = frozenset(assets.stale_slugs(snapshot))  # chapter paths among the slugs
+        fingerprint = self._render_fingerprint
         changed = []
         for book in books:
+            # Chapters rendered with an image that changed since, or by another renderer: read again.
+            book.stale = images_changed | rendered_by_another(book, fingerprint)
             known = None if rebuild else remembered.get(book.slug)
             if known is not None and still_broken(book, known):
                 failures.shown.append(BookFailure(known.path, known.message, remembered=True))
-            elif rebuild or book_changed(book) or cover_url_changed(book, covers):
+            elif (
+                rebuild
+                or book_changed(book)
+                or cover_url_changed(book, covers)
+                or written_by_another(book, fingerprint)
+            ):
                 book.rebuild = rebuild
                 changed.append(book)
         read = self._reader.read(repo, snapshot, changed, failures, assets=assets)

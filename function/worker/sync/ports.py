@@ -50,6 +50,7 @@ class ArticleWrites(Protocol):
         now: datetime,
         *,
         index: Mapping[str, StoredArticle],
+        render_fingerprint: str | None = None,
     ) -> ApplyResult: ...
 
     def remember_failures(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
 
+from function.articles.render_fingerprint import RENDER_VERSION, render_fingerprint
 from function.assets.syncing import AssetSync
 from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import ConfigError, NotFound
@@ -71,10 +72,16 @@ class Worker:
         first_push_pins: bool = False,
         render_processes: int | None = None,
         read_ahead: bool = True,
+        # Raised in the code when rendering changes (``RENDER_VERSION``); a test may run another.
+        render_version: int = RENDER_VERSION,
     ) -> None:
         self._store = store
         self._source = source
         self._lock_timeout_s = lock_timeout_s
+        # What this worker renders with: a file stored with another fingerprint is rendered again.
+        fingerprint = render_fingerprint(
+            allow_raw_html=allow_raw_html, asset_base_url=asset_base_url, render_version=render_version
+        )
         reader = ChunkReader(
             source,
             articles_dir=articles_dir,
@@ -89,12 +96,24 @@ class Worker:
             batch_max_articles=batch_max_articles,
             batch_max_bytes=batch_max_bytes,
             archive_max_articles=archive_max_articles,
+            render_fingerprint=fingerprint,
         )
         books = BookSync(
-            store.books, source, clock=clock, allow_raw_html=allow_raw_html, asset_base_url=asset_base_url
+            store.books,
+            source,
+            clock=clock,
+            allow_raw_html=allow_raw_html,
+            asset_base_url=asset_base_url,
+            render_fingerprint=fingerprint,
+        )
+        planner = Planner(
+            articles_dir,
+            chunk_max_files=chunk_max_files,
+            chunk_max_bytes=chunk_max_bytes,
+            render_fingerprint=fingerprint,
         )
         self._sync = RepositorySync(
-            Planner(articles_dir, chunk_max_files=chunk_max_files, chunk_max_bytes=chunk_max_bytes),
+            planner,
             ChunkedSync(reader, writer, commit_margin_s=commit_margin_s, read_ahead=read_ahead),
             books,
             store.reconcile,
