@@ -6,10 +6,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from function.articles.book_paths import CONFIG_NAMES, COVER_NAMES, BookPath, book_path, book_slug_error
 from function.articles.books import BookConfig, ChapterPlace, ParsedChapter, place_chapters
+from function.assets.syncing import ArticleImages
 from function.errors import ArticleParseError
 from function.sources.port import RepoFile
 from function.store.book_records import StoredBook
@@ -39,7 +39,7 @@ class PlannedBook:
     parsed: dict[str, ParsedChapter] = field(default_factory=dict)  # chapter slug -> read again
     # Chapter paths rendered with an image that changed since (read again, to point at its new key).
     stale: frozenset[str] = frozenset()
-    images: dict[str, Any] = field(default_factory=dict)  # chapter path -> its ArticleImages, read now
+    images: dict[str, ArticleImages] = field(default_factory=dict)  # chapter path -> its images, read now
 
     @property
     def cover(self) -> RepoFile | None:
