@@ -186,3 +186,18 @@ class StoreStepFailed(Exception):
     """A database statement of a sync failed for a reason a retry does not cure (a refused statement, a
     constraint). The message says in words which step of which chunk failed, that its transaction was
     rolled back, and what this sync committed before it (served)."""
+
+
+# What the sync's own dependencies raise while a file is read (the source, the database, the asset
+# store, the network): never that file's fault, so the articles' per-file boundary lets them through to
+# the sync, which retries or reports them. Anything else raised while a file is read is the file's.
+SYNC_FAILURES: tuple[type[Exception], ...] = (
+    Unavailable,
+    SourceUnavailable,
+    SourcePermanentError,
+    DatabaseUnavailable,
+    HttpError,
+    AssetStoreError,
+    LockTimeout,
+    StoreStepFailed,
+)
