@@ -7,14 +7,12 @@ changed (``plan``), reading a chunk (``reading``), the loop under the deadline (
 (``summary``). The names other code uses are re-exported here.
 """
 
-from function.worker.sync.records import RETRYABLE_MARK
 from function.worker.sync.replay import OTHER_REPOSITORY, follows, same_name
 from function.worker.sync.summary import FileFailure, FileWarning, SyncSummary
 from function.worker.sync.worker import Worker, utc_now
 
 __all__ = [
     "OTHER_REPOSITORY",
-    "RETRYABLE_MARK",
     "FileFailure",
     "FileWarning",
     "SyncSummary",
