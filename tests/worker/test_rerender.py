@@ -11,14 +11,25 @@ from typing import Any
 import pytest
 
 from function.articles.render_fingerprint import RENDER_VERSION, render_fingerprint
+from function.sources.port import RepoFile, Snapshot
+from function.store.backends import open_database
+from function.store.connection import connection
+from function.store.facade import PeeweeStore
+from function.store.migrations.operations import Migration
+from function.store.migrations.runner import migrate
+from function.store.migrations.steps import render_fingerprints
 from function.store.models import Article, BookChapter
+from function.store.write_plan import output_hash
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.sync import SyncSummary, Worker
+from function.worker.sync.book_plan import PlannedBook, rendered_by_another, written_by_another
+from function.worker.sync.plan import Known, Planner
 from tests.kit.blog_checks import stored
 from tests.kit.blog_fixtures import Blog, article
 from tests.kit.deliveries import delivery_uuid
 from tests.kit.github_fixtures import INSTALLATION_ID, REPO
+from tests.kit.old_databases import make_old_database
 
 BOOK = {
     "books/aws-field-guide/config.yaml": b'title: "Guide"\nsummary: "A guide"\ntopics: ["aws"]\n'
@@ -141,3 +152,44 @@ def test_a_different_library_version_or_setting_gives_another_fingerprint() -> N
         render_fingerprint(allow_raw_html=False, asset_base_url=None, render_version=RENDER_VERSION + 1),
     }
     assert base not in others and len(others) == 3
+
+
+def test_a_database_an_earlier_version_made_renders_every_file_again_once_after_its_migration(
+    db_url: str,
+) -> None:
+    # GIVEN the database eaf72ea made (articles, books and chapters rendered before fingerprints)
+    db = open_database(db_url)
+    make_old_database(db)
+    fingerprint = render_fingerprint(allow_raw_html=False, asset_base_url=None)
+
+    # WHEN it is migrated
+    with connection(db):
+        migrate(db)
+        store = PeeweeStore(db)
+        users = [u for u in store.users.list_users() if store.reconcile.load_index(u.id)]
+        assert users, "the recording has articles"
+        for user in users:
+            index = store.reconcile.load_index(user.id)
+            html: Any = Article.select(Article.slug, Article.content_html, Article.toc).where(
+                Article.user == user.id
+            )
+
+            # THEN each article records no fingerprint yet, and the hash of the HTML it has
+            assert {a.render_fingerprint for a in index.values()} == {None}
+            assert {slug: output_hash(text, toc or "[]") for slug, text, toc in html.tuples().bind(db)} == {
+                slug: a.output_hash for slug, a in index.items()
+            }
+            # AND the next sync reads and renders every listed article again (the blobs are the same)
+            listing = Snapshot("h" * 40, tuple(RepoFile(a.path, a.blob_sha) for a in index.values()))
+            plan = Planner("articles", render_fingerprint=fingerprint).plan(listing, Known(index, {}))
+            assert {f.path for f in plan.changed} == {a.path for a in index.values()}
+            # AND every book is written again, every chapter read again
+            for slug, book in store.books.load_book_index(user.id).items():
+                planned = PlannedBook(slug, f"books/{slug}", {}, book)
+                assert written_by_another(planned, fingerprint)
+                assert rendered_by_another(planned, fingerprint) == {c.path for c in book.chapters.values()}
+        # AND the step run again (stopped before its record) changes nothing more
+        before = {user.id: store.reconcile.load_index(user.id) for user in users}
+        render_fingerprints(Migration(db))
+        assert {user.id: store.reconcile.load_index(user.id) for user in users} == before
+    db.close()
