@@ -167,7 +167,7 @@ def api(tmp_path: Path, site: str) -> Iterator[str]:
     services = Services(settings)
     assert initialise(services.database()).after == SCHEMA_VERSION
     with services.store() as store:
-        store.add_user("demo", "demo@example.com", 1)
+        store.users.add_user("demo", "demo@example.com", 1)
         summary = services.worker(store).sync_user("demo")
     assert summary.succeeded == 1 and not summary.failures
     switch.app = _Late(create_app(services=services))
