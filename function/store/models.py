@@ -6,6 +6,9 @@ No model has a database of its own: queries bind explicitly. Times are naive UTC
 same second look equal). Text columns are utf8mb4 on MySQL whatever the server's default; keys that
 name things in the repository (slugs, paths, tag paths) compare byte-exact, as they do on SQLite and
 in git, so ``Foo`` and ``foo`` are two articles.
+
+A change to a table here (a column, an index, a new table) comes with a migration step that makes the
+same change to the databases that exist: ``function.store.migrations.steps``.
 """
 
 from __future__ import annotations
@@ -67,6 +70,12 @@ class Article(BaseModel):
     content_hash = StringField(max_length=64)
     # sha256 of the sorted tag paths: lets a content change skip the tag tables when tags are the same.
     tags_hash = StringField(max_length=64, default="")
+    # What the HTML was rendered with (``function.articles.render_fingerprint``): a sync renders the
+    # article again when it is not the running code's. Null: rendered before it was recorded.
+    render_fingerprint = StringField(max_length=32, null=True)
+    # sha256 of the HTML and the table of contents (``write_plan.output_hash``): whether a new render
+    # changed what readers get. Null only on a row the migration has not reached.
+    output_hash = StringField(max_length=64, null=True)
     publish = peewee.BooleanField(default=False)
     archived = peewee.BooleanField(default=False)
     published_at = UtcDateTimeField(null=True)
@@ -134,7 +143,7 @@ class Delivery(BaseModel):
     error = Utf8TextField(null=True)
     attempts = peewee.IntegerField(default=1)
     # What the delivery changed (rows written, articles in sync untouched). NULL on rows recorded by a
-    # version that did not count them; nullable so `init-db` can add them to an existing table.
+    # version that did not count them.
     written = peewee.IntegerField(null=True)
     unchanged = peewee.IntegerField(null=True)
     # Whether a failure may pass on a retry (``DeliveryRecord.retryable``); NULL reads as false.
@@ -292,18 +301,6 @@ MODELS: tuple[type[BaseModel], ...] = (
 )
 
 
-# Nullable columns added after the first release: ``create_tables`` adds them to an existing table
-# (ALTER TABLE ... ADD COLUMN, no data touched), so an older database needs no migration for them.
-ADDED_COLUMNS: tuple[peewee.Field, ...] = (
-    User.repository_id,
-    Delivery.written,
-    Delivery.unchanged,
-    Article.emoji,
-    Article.toc,
-    Delivery.retryable,
-    User.github_account_id,
-)
-
 # --- Zenn books: a book per folder books/<slug>/, its chapters, and the books that failed -------------
 
 
@@ -328,6 +325,8 @@ class Book(BaseModel):
     cover_url = Utf8TextField(null=True)
     chapter_count = peewee.IntegerField(default=0)
     content_hash = StringField(max_length=64)
+    # What the book was written with (``function.articles.render_fingerprint``), as for articles.
+    render_fingerprint = StringField(max_length=32, null=True)
     publish = peewee.BooleanField(default=False)
     archived = peewee.BooleanField(default=False)
     published_at = UtcDateTimeField(null=True)
@@ -356,6 +355,9 @@ class BookChapter(BaseModel):
     content_html = LongTextField()
     toc = LongTextField()  # JSON [{"level", "id", "text"}]
     content_hash = StringField(max_length=64)
+    # What the HTML was rendered with, and its hash, as for articles.
+    render_fingerprint = StringField(max_length=32, null=True)
+    output_hash = StringField(max_length=64, null=True)
     created_at = UtcDateTimeField()
     updated_at = UtcDateTimeField()
 
@@ -380,4 +382,3 @@ class FailedBook(BaseModel):
 
 
 MODELS = (*MODELS, Book, BookChapter, FailedBook)
-ADDED_COLUMNS = (*ADDED_COLUMNS, Book.cover_url)

@@ -1,6 +1,7 @@
 """One-off maintenance through the function itself, and the user registration the CLI shares:
 
-- ``{"kind": "init-db"}`` creates the tables (what ``blog-api init-db`` runs);
+- ``{"kind": "init-db"}`` creates the tables of a new database, or migrates an earlier one to this
+  version's schema (what ``blog-api init-db`` runs);
 - ``{"kind": "add-user", "name": …, "email": …, "installationId": …}`` registers a user (what
   ``blog-api users add`` runs).
 
@@ -13,19 +14,38 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
 from function.errors import BadRequest, Conflict, SchemaMismatch, UserExists
 
 if TYPE_CHECKING:
+    import peewee
+
     from function.services import Services
+    from function.store.migrations.runner import MigrationReport
+    from function.store.records import UserRecord
 
 INIT_DB_KIND = "init-db"
 ADD_USER_KIND = "add-user"
 KINDS = frozenset({INIT_DB_KIND, ADD_USER_KIND})
 
+# A maintenance event as decoded from its JSON, and the JSON of its answer.
+Event = Mapping[str, object]
+Answer = dict[str, str | int | list[str] | None]
 
-def maintenance_event(raw: bytes) -> dict[str, Any] | None:
+
+class NewUsers(Protocol):
+    """What registering a user needs of the store's users part (``store.users``)."""
+
+    def add_user(
+        self, name: str, email: str, installation_id: int | None, repository: str | None = None
+    ) -> UserRecord: ...
+    def get_user(self, name: str) -> UserRecord | None: ...
+    def find_user_by_installation(self, installation_id: int) -> UserRecord | None: ...
+
+
+def maintenance_event(raw: bytes) -> Event | None:
     """The event when ``raw`` is one of ``KINDS`` (an envelope's kind is always one of its own)."""
     if len(raw) > 4096:
         return None
@@ -38,7 +58,7 @@ def maintenance_event(raw: bytes) -> dict[str, Any] | None:
     return None
 
 
-def run(services: Services, event: dict[str, Any]) -> dict[str, Any]:
+def run(services: Services, event: Event) -> Answer:
     """Run a maintenance event; its answer, or BadRequest / Conflict / SchemaMismatch (all 4xx)."""
     if event["kind"] == INIT_DB_KIND:
         return run_init_db(services)
@@ -61,20 +81,22 @@ def new_user_problem(
     return None
 
 
-def add_user(store: Any, name: str, email: str, installation_id: int | None, repository: str | None) -> Any:
+def add_user(
+    users: NewUsers, name: str, email: str, installation_id: int | None, repository: str | None
+) -> UserRecord:
     """Register a user; Conflict naming what is taken (the name, or the installation and its holder)."""
-    refuse_taken(store, name, installation_id)
+    refuse_taken(users, name, installation_id)
     try:
-        return store.add_user(name, email, installation_id, repository)
+        return users.add_user(name, email, installation_id, repository)
     except UserExists:
         # Registered by someone else between the check and the insert: say which, as above.
-        refuse_taken(store, name, installation_id)
+        refuse_taken(users, name, installation_id)
         raise
 
 
-def refuse_taken(store: Any, name: str, installation_id: int | None) -> None:
+def refuse_taken(users: NewUsers, name: str, installation_id: int | None) -> None:
     """Conflict with one line naming what is taken, and what to do instead."""
-    existing = store.get_user(name)
+    existing = users.get_user(name)
     if existing is not None:
         inst = existing.installation_id
         raise Conflict(
@@ -84,7 +106,7 @@ def refuse_taken(store: Any, name: str, installation_id: int | None) -> None:
             f"`blog-api users set-installation --name {name} --installation-id N`"
         )
     if installation_id is not None:
-        holder = store.find_user_by_installation(installation_id)
+        holder = users.find_user_by_installation(installation_id)
         if holder is not None:
             raise Conflict(
                 f"installation {installation_id} is already registered to user {holder.name!r}: "
@@ -93,7 +115,7 @@ def refuse_taken(store: Any, name: str, installation_id: int | None) -> None:
             )
 
 
-def run_add_user(services: Services, event: dict[str, Any]) -> dict[str, Any]:
+def run_add_user(services: Services, event: Event) -> Answer:
     """``{"kind": "add-user", "name", "email", "installationId"?, "repository"?}`` → the user added."""
     name, email = event.get("name"), event.get("email")
     installation_id, repository = event.get("installationId"), event.get("repository")
@@ -111,7 +133,7 @@ def run_add_user(services: Services, event: dict[str, Any]) -> dict[str, Any]:
         label = {"installation_id": "installationId"}.get(field, field)
         raise BadRequest(f'"{label}" {rule}')
     with services.store() as store:
-        user = add_user(store, name, email, installation_id, repository)
+        user = add_user(store.users, name, email, installation_id, repository)
     return {
         "status": "added",
         "user": user.name,
@@ -121,32 +143,51 @@ def run_add_user(services: Services, event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def initialise(db: Any) -> list[str]:
-    """Create the tables (idempotent, adding the nullable columns newer versions introduced) and return
-    how the existing ones still differ from this version's (empty when they agree)."""
+def migrate_database(db: peewee.Database) -> MigrationReport:
+    """``blog-api migrate``: bring the database to this version's schema in place, each step it lacks
+    once and in order (``function.store.migrations.migrate``; a database without tables gets them), then
+    refuse with SchemaMismatch what no step mends (a column this version needs is still missing, or one
+    it does not know refuses its rows)."""
     from function.store.connection import connection
-    from function.store.schema import create_tables, schema_differences
+    from function.store.migrations.runner import migrate
+    from function.store.schema import schema_differences
+
+    with connection(db):
+        report = migrate(db)
+        refuse_differences(schema_differences(db))
+        return report
+
+
+def initialise(db: peewee.Database) -> MigrationReport:
+    """``blog-api init-db``: ``migrate_database``, then the server's keys, made now rather than by the
+    first reader. Idempotent."""
+    from function.store.connection import connection
     from function.store.server_keys import CURSOR_KEY, server_key
 
     with connection(db):
-        create_tables(db)
-        differences = schema_differences(db)
-        if not differences:
-            server_key(db, CURSOR_KEY)  # made now rather than by the first reader
-        return differences
+        report = migrate_database(db)
+        server_key(db, CURSOR_KEY)
+        return report
 
 
 def refuse_differences(differences: list[str]) -> None:
     """Raise SchemaMismatch naming the differences, if any."""
     if differences:
         raise SchemaMismatch(
-            "the database's tables were made by another version of blog-api ("
+            "the database's tables differ from this version's in ways no migration step mends ("
             + "; ".join(differences)
-            + "): migrate them, or for a local database made by `make run`, delete .data/ and run again"
+            + "): they were changed by hand or made by an unknown version; for a local database made by "
+            "`make run`, delete .data/ and run again"
         )
 
 
-def run_init_db(services: Services) -> dict[str, Any]:
-    """The event's work: ``{"status": "ready"}`` once the tables exist, or SchemaMismatch (409)."""
-    refuse_differences(initialise(services.database()))
-    return {"status": "ready", "message": "database ready"}
+def run_init_db(services: Services) -> Answer:
+    """The event's work: ``blog-api init-db``'s, answered ``{"status": "ready", "schemaVersion",
+    "migration": [what the migration did, a line each]}``; SchemaMismatch (409) as the command."""
+    report = initialise(services.database())
+    return {
+        "status": "ready",
+        "message": "database ready",
+        "schemaVersion": report.after,
+        "migration": report.lines(),
+    }

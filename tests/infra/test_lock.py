@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from function.articles.render_fingerprint import RENDER_LIBRARIES
 from infra import packaging
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Libraries whose private API the code touches: their next major must be a deliberate update.
 BOUNDED = {"peewee": 5, "pymysql": 2}
-# The renderer's libraries: the stored HTML is their output byte for byte, so each is held below the next
-# minor release after the locked one.
-RENDERER = ("markdown-it-py", "mdit-py-plugins", "mdurl", "linkify-it-py", "nh3", "pygments", "latex2mathml")
+# The renderer's libraries (those a stored render's fingerprint names): the stored HTML is their output
+# byte for byte, so each is held below the next minor release after the locked one.
+RENDERER = tuple(name.lower() for name in RENDER_LIBRARIES)
 
 
 def uv_lock_check(root: Path) -> subprocess.CompletedProcess[str]:

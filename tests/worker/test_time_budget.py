@@ -20,7 +20,7 @@ from function.sources.port import FetchedFile, FetchResult, RepoFile, RepoRef, S
 from function.store.batching import TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES, article_bytes
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
-from function.worker.sync import RETRYABLE_MARK, Worker
+from function.worker.sync import Worker
 from tests.kit.blog_fixtures import USER, Blog, article
 from tests.kit.deliveries import delivery_uuid, github_headers
 from tests.kit.github_fixtures import INSTALLATION_ID, REPO
@@ -78,7 +78,7 @@ def test_a_deadline_after_the_first_chunk_keeps_it_and_the_retry_reads_the_rest(
     with caplog.at_level(logging.WARNING, logger="function.worker.sync"), blog.store() as store:
         worker = Worker(store, source, chunk_max_files=4, commit_margin_s=10.0)
         summary = worker.process_push(info, _push(blog), deadline=Deadline(clock.now + 60, clock))
-        record = store.get_delivery("d-budget")
+        record = store.deliveries.get_delivery("d-budget")
 
     assert source.fetches == [4]
     assert summary.fetched == 4 and summary.succeeded == 4 and summary.failed == 0
@@ -87,7 +87,7 @@ def test_a_deadline_after_the_first_chunk_keeps_it_and_the_retry_reads_the_rest(
     assert len(blog.articles()) == 4  # the first chunk is committed and served
     assert record is not None and record.outcome == "failed"
     assert record.error is not None and "6 files left for the next run" in record.error
-    assert RETRYABLE_MARK in record.error and "articles/a09.md" in record.error
+    assert "articles/a09.md" in record.error and "[retryable]" not in record.error
     assert record.retryable  # what a replay of this head is judged by
     [line] = [r for r in caplog.records if r.getMessage().startswith("Time budget reached")]
     assert line.left == 6 and "articles/a04.md" in line.left_paths  # type: ignore[attr-defined]
@@ -96,7 +96,7 @@ def test_a_deadline_after_the_first_chunk_keeps_it_and_the_retry_reads_the_rest(
     with blog.store() as store:
         worker = Worker(store, source, chunk_max_files=4, commit_margin_s=10.0)
         again = worker.process_push(info, _push(blog), deadline=Deadline(clock.now + 300, clock))
-        record = store.get_delivery("d-budget")
+        record = store.deliveries.get_delivery("d-budget")
 
     assert source.fetches == [4, 4, 2]  # only the six left over
     assert again.left == [] and again.outcome == "success" and again.succeeded == 10
@@ -126,7 +126,7 @@ def test_through_the_handler_a_spent_budget_answers_5xx_and_the_retry_finishes(b
     with pytest.raises(PassThroughFailed, match=r"503.*3 changed files left"):
         dispatch(app, event, Context(5_000))  # 5 s left: under the 15 s commit margin
     with blog.store() as store:
-        record = store.get_delivery(delivery_uuid("d-ctx"))
+        record = store.deliveries.get_delivery(delivery_uuid("d-ctx"))
     assert record is not None and record.outcome == "failed" and "3 files left" in (record.error or "")
     assert blog.articles() == []
 

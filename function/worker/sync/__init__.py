@@ -1,25 +1,23 @@
 """The sync of one user's articles from their repository into the database, as a small package.
 
-``Worker`` (``worker``) orders the steps; each step is a module: the plan of what changed (``plan``),
-reading a chunk (``reading``), the loop under the deadline (``chunked``), the writes (``writing``), the
-skipped pushes (``replay``), the delivery record (``records``) and the summary (``summary``). The names
-other code uses are re-exported here.
+``Worker`` (``worker``) orders the steps; each step is a module: opening a push under its user's lock
+(``opening``), the skipped pushes (``replay``), the sync once locked (``repository``), the plan of what
+changed (``plan``), reading a chunk (``reading``), the loop under the deadline (``chunked``), the writes
+(``writing``), the Zenn books (``books``), the delivery record (``records``) and the summary
+(``summary``). The names other code uses are re-exported here.
 """
 
-from function.worker.sync.records import RETRYABLE_MARK
 from function.worker.sync.replay import OTHER_REPOSITORY, follows, same_name
 from function.worker.sync.summary import FileFailure, FileWarning, SyncSummary
-from function.worker.sync.worker import Worker, repo_of, utc_now
+from function.worker.sync.worker import Worker, utc_now
 
 __all__ = [
     "OTHER_REPOSITORY",
-    "RETRYABLE_MARK",
     "FileFailure",
     "FileWarning",
     "SyncSummary",
     "Worker",
     "follows",
-    "repo_of",
     "same_name",
     "utc_now",
 ]

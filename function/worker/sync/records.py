@@ -6,7 +6,6 @@ a retry before what will not.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from datetime import datetime
 
@@ -17,10 +16,6 @@ from function.worker.sync.ports import DeliveryLog
 from function.worker.sync.summary import LEFT_PATHS_SHOWN, FileFailure, SyncSummary
 
 Clock = Callable[[], datetime]
-
-# Marks, for operators reading the record's error text, a failure that may pass on retry. The record's
-# ``retryable`` column says it for the code (a replay of that head syncs again).
-RETRYABLE_MARK = "[retryable]"
 
 
 class DeliveryRecorder:
@@ -40,17 +35,9 @@ class DeliveryRecorder:
             self._clock(),
         )
 
-    def finish(
-        self, delivery: DeliveryInfo, summary: SyncSummary, *, release_lock_of: int | None = None
-    ) -> None:
-        """Record a sync's end: its counts, outcome and error text (``release_lock_of``: and release that
-        user's lock, in the same round trip)."""
-        finish = (
-            self._deliveries.finish_delivery
-            if release_lock_of is None
-            else functools.partial(self._deliveries.finish_and_release, release_lock_of)
-        )
-        finish(
+    def finish(self, delivery: DeliveryInfo, summary: SyncSummary) -> None:
+        """Record a sync's end: its counts, outcome and error text."""
+        self._deliveries.finish_delivery(
             delivery.delivery_id,
             head_sha=summary.head_sha,
             processed=summary.processed,
@@ -86,13 +73,14 @@ class DeliveryRecorder:
 
 
 def delivery_error(summary: SyncSummary) -> str | None:
-    """The delivery record's error text; what may pass on retry comes first, so its mark survives the cut."""
-    parts = [] if summary.listing_complete else [f"tree listing truncated, nothing archived {RETRYABLE_MARK}"]
+    """The delivery record's error text. What may pass on retry comes first, so the cut keeps it; whether
+    the delivery may pass on a retry is the record's ``retryable`` column, not a mark in this text."""
+    parts = [] if summary.listing_complete else ["tree listing truncated, nothing archived"]
     if summary.left:
         shown = ", ".join(summary.left[:LEFT_PATHS_SHOWN])
         more = len(summary.left) - LEFT_PATHS_SHOWN
         parts.append(
-            f"time budget reached, {len(summary.left)} files left for the next run {RETRYABLE_MARK}: {shown}"
+            f"time budget reached, {len(summary.left)} files left for the next run: {shown}"
             + (f" and {more} more" if more > 0 else "")
         )
     parts += [_failure_text(f) for f in sorted(summary.failures, key=lambda f: not f.retryable)]
@@ -101,5 +89,4 @@ def delivery_error(summary: SyncSummary) -> str | None:
 
 
 def _failure_text(failure: FileFailure) -> str:
-    text = f"{failure.path}: {failure.message}"
-    return f"{text} {RETRYABLE_MARK}" if failure.retryable else text
+    return f"{failure.path}: {failure.message}"

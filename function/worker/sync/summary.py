@@ -84,7 +84,7 @@ class SyncSummary:
         left, or a truncated listing (nothing was archived). What the delivery record keeps."""
         return self.retryable or not self.listing_complete
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         if self.skipped_reason:
             return {"status": "skipped", "reason": self.skipped_reason}
         return {
@@ -99,7 +99,7 @@ class SyncSummary:
             "failedPaths": [f.path for f in self.failures],
         }
 
-    def log_fields(self) -> dict[str, Any]:
+    def log_fields(self) -> dict[str, Any]:  # log fields, spread into a logging call's keywords
         return {
             "processed": self.processed,
             "succeeded": self.succeeded,
