@@ -50,6 +50,13 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
             "pass --repository owner/name"
         )
     services.settings.check_source()
+    from function.sources.folder import DirectorySource
+
+    source = services.source()
+    if isinstance(source, DirectorySource):
+        # Which folder is read as what: the root of a repository, found from its articles/ folder, or a
+        # bare folder of articles (then no books or images).
+        click.echo(source.layout().described)
     # The bar is entered on the first report that knows the total, and left with the sync, whatever
     # way the sync ends.
     # The worker's log lines for one file's failure or warning: the summary below prints each of them,
