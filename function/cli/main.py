@@ -13,6 +13,7 @@ import sys
 import click
 
 from function.cli.context import Context
+from function.cli.dates import dates
 from function.cli.deliveries import deliveries
 from function.cli.failures import describe
 from function.cli.hooks import hooks
@@ -27,7 +28,17 @@ from function.errors import BlogApiError, ConfigError
 from function.store.url import DatabaseTarget
 
 # Every command of blog-api: a new one is written in its own module and added here.
-COMMANDS: tuple[click.Command, ...] = (init_db, users, sync, deliveries, redeliver, logs, send_webhook, hooks)
+COMMANDS: tuple[click.Command, ...] = (
+    init_db,
+    users,
+    sync,
+    dates,
+    deliveries,
+    redeliver,
+    logs,
+    send_webhook,
+    hooks,
+)
 
 
 @click.group(commands=COMMANDS)

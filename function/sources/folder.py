@@ -83,6 +83,19 @@ class DirectorySource:
             added_at=self._added_at(root, folder, {f.path for f in files}),
         )
 
+    def history(self) -> dict[str, datetime]:
+        """Each article's time of addition from the git history (repository path -> naive UTC), as a
+        snapshot would list it, without reading the files; empty outside a git work tree."""
+        layout = self.layout()
+        try:
+            names = sorted(entry.name for entry in os.scandir(layout.articles) if entry.is_file())
+        except OSError as exc:
+            raise SourceUnavailable(f"cannot list {layout.articles}: {exc.strerror or exc}") from None
+        paths = {self._repo_path(name) for name in names if _is_utf8(name)}
+        return self._added_at(
+            layout.root, layout.articles, {p for p in paths if is_article_path(p, self.articles_dir)}
+        )
+
     def _added_at(self, root: Path, folder: Path, paths: set[str]) -> dict[str, datetime]:
         """The listed articles' dates from the git history of their folder (one ``git log``): keyed by
         repository path, also for a bare folder of articles, whose files sit at its top."""

@@ -3,7 +3,8 @@
 ``PeeweeStore(db)`` runs every query against the database it was given (queries are bound to it
 explicitly, so two stores on two databases never interfere). It is composed of one part per concern,
 each its own object on one ``Session``: ``users``, ``locks``, ``reconcile``, ``deliveries``, ``reads``,
-``hooks`` (the outgoing webhooks), ``sweep_state``, and ``books`` and ``book_reads`` (Zenn books); the
+``hooks`` (the outgoing webhooks), ``sweep_state``, ``books`` and ``book_reads`` (Zenn books), and
+``dates`` (publication dates from a repository's history); the
 parts' methods are also the store's own, under the same names. Writes that must be all-or-nothing run in
 one transaction; connection failures surface as ``function.errors.DatabaseUnavailable`` (retryable). How
 long a connection lives is decided in ``function.store.connection`` alone.
@@ -22,6 +23,7 @@ from function.store.books import BookQueries
 from function.store.connection import Session, job_session
 from function.store.deliveries import DeliveryQueries
 from function.store.forward import Forward
+from function.store.history_dates import HistoryDateQueries
 from function.store.hooks import HookStore
 from function.store.job_turns import JobTurnQueries
 from function.store.locks import LockQueries
@@ -45,6 +47,7 @@ class PeeweeStore:
         self.turns = JobTurnQueries(self.session, self.locks, self.reconcile, self.deliveries)
         self.books = BookQueries(self.session)
         self.book_reads = BookReadQueries(self.session)
+        self.dates = HistoryDateQueries(self.session)
 
     @property
     def db(self) -> peewee.Database:

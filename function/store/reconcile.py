@@ -148,7 +148,7 @@ class ReconcileQueries(StoreBase):
         Per article: a new one gets created_at = updated_at = now; one whose content hash is the same
         (and is not archived) keeps updated_at and only has its path and blob SHA refreshed; any other
         gets updated_at = now. published_at is the front matter's time when it names one, else it is set
-        the first time an article is published (the slug's leading date, or now) and kept after
+        the first time an article is published (the slug's leading date, its history's, or now) and kept after
         (``publication_time``). Every given article is un-archived; its tags are replaced when they
         changed. Archiving sets archived and archived_at, keeps updated_at, and never touches a given slug.
 
