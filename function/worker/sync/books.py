@@ -20,6 +20,7 @@ from function.articles.books import (
     ChapterPlace,
     ParsedChapter,
     book_hash,
+    missing_chapters,
     parse_book_config,
     parse_chapter,
     place_chapters,
@@ -193,6 +194,8 @@ class BookSync:
                 books.remove(book)
                 continue
             result.warnings += warnings
+            # Served with the chapters it has: each one missing is named, with the file expected.
+            result.warnings += missing_chapters(book.config, book.chapter_files(), book.folder)
 
     def _read_chapters(
         self,
