@@ -83,6 +83,11 @@ class DirectorySource:
             added_at=self._added_at(root, folder, {f.path for f in files}),
         )
 
+    def binding(self) -> str:
+        """What a user synced from this folder is bound to (``function.worker.sync.binding``): ``dir:`` and
+        the repository's resolved root, the same whether ``dir:`` names the root or its articles folder."""
+        return f"dir:{self.layout().root}"
+
     def history(self) -> dict[str, datetime]:
         """Each article's time of addition from the git history (repository path -> naive UTC), as a
         snapshot would list it, without reading the files; empty outside a git work tree."""

@@ -52,6 +52,8 @@ class UserRecord:
     installation_id: int | None
     repository: str | None  # "owner/name": the one repository the blog follows
     repository_id: int | None = None  # GitHub's id of it, once a push from it was seen
+    source: str | None = None  # "github" or "dir:PATH": what the first sync read (None: not bound yet)
+    removal_confirmed: int | None = None  # served articles one sync may archive, a person agreed
 
 
 @dataclass(frozen=True)
