@@ -1,8 +1,9 @@
 """The Lambda deployment zip: ``function/``, ``shared/`` and the locked runtime dependencies, precompiled.
 
 Of the checkout, only what git tracks goes in: the ``*.py`` files under ``function/`` and ``shared/`` and
-the data files ``DATA_FILES`` declares, never a dotfile or anything under a dot folder (``.env``), a test
-or a cache. A file left in the work tree, tracked or not, cannot ship by accident.
+the data files ``DATA_FILES`` declares, never a dotfile or anything under a dot folder (``.env``), a test,
+a cache or the local-only parts (``LOCAL_ONLY_SOURCES``: the author's preview). A file left in the work
+tree, tracked or not, cannot ship by accident.
 
 Dependencies are exactly the runtime part of ``uv.lock`` (never the dev extra), exported with their
 hashes and installed by uv as wheels for Lambda's platform, whatever machine builds the zip. A lock that
@@ -46,7 +47,7 @@ TASK_ROOT = "/var/task"
 # An explicit interpreter for the bytecode, when none of the usual places has the runtime's version.
 BUILD_PYTHON_ENV = "BLOG_API_BUILD_PYTHON"
 # Bump to invalidate every cached zip when the layout below changes.
-FORMAT_VERSION = "3"
+FORMAT_VERSION = "4"
 # The earliest time a zip entry can carry; any fixed value makes the bytes reproducible.
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 # Lambda's limits for a zip uploaded directly, and for its unpacked size.
@@ -54,8 +55,16 @@ MAX_ZIPPED_BYTES = 50 * 1024 * 1024
 MAX_UNZIPPED_BYTES = 250 * 1024 * 1024
 
 # Files of the project's packages that are not Python but are read at run time, by their path in the
-# checkout (they must be tracked by git too). None today: a new one is declared here.
-DATA_FILES: frozenset[str] = frozenset()
+# checkout (they must be tracked by git too). A new one is declared here.
+DATA_FILES: frozenset[str] = frozenset(
+    {
+        # GET /static/content.css: the hand-written part of the stylesheet (function.api.content_css).
+        "function/api/content.css",
+    }
+)
+# Parts of the project that never run on Lambda: the author's local preview (blog-api preview), whose
+# folder watcher is an optional dependency the package does not carry.
+LOCAL_ONLY_SOURCES = ("function/preview/",)
 # Never shipped from the sources, tracked or not; the package's own __pycache__ is written fresh.
 _SOURCE_EXCLUDED_DIRS = frozenset({"__pycache__", "tests"})
 _EXCLUDED_DIRS = frozenset({"tests", ".pytest_cache", ".mypy_cache"})
@@ -152,7 +161,7 @@ def source_entries(root: Path) -> list[tuple[str, Path]]:
         parts = name.split("/")
         if any(part.startswith(".") for part in parts) or _SOURCE_EXCLUDED_DIRS.intersection(parts[:-1]):
             continue
-        if not (name.endswith(".py") or name in DATA_FILES):
+        if not (name.endswith(".py") or name in DATA_FILES) or name.startswith(LOCAL_ONLY_SOURCES):
             continue
         path = root / name
         if path.is_file() and not path.is_symlink():

@@ -19,6 +19,7 @@ from function.cli.failures import describe
 from function.cli.hooks import hooks
 from function.cli.init_db import init_db
 from function.cli.logs import logs
+from function.cli.preview import preview
 from function.cli.redeliver import redeliver
 from function.cli.send_webhook import send_webhook
 from function.cli.sync import sync
@@ -38,6 +39,7 @@ COMMANDS: tuple[click.Command, ...] = (
     logs,
     send_webhook,
     hooks,
+    preview,
 )
 
 

@@ -78,7 +78,9 @@ def test_zip_holds_the_project_packages_without_caches_or_tests(built: Built) ->
         expected = {
             path.relative_to(built.source_root).as_posix()
             for path in (built.source_root / package).rglob("*.py")
-            if "__pycache__" not in path.parts and "tests" not in path.parts
+            if "__pycache__" not in path.parts
+            and "tests" not in path.parts
+            and not path.relative_to(built.source_root).as_posix().startswith(packaging.LOCAL_ONLY_SOURCES)
         } - set(PLANTED)
         assert expected and expected <= set(built.names)
     assert not [n for n in built.names if "/tests/" in n or n.startswith(("bin/", "tests/"))]
@@ -162,6 +164,8 @@ def test_zip_holds_every_third_party_module_the_code_imports(built: Built) -> No
     imported: set[str] = set()
     for package in packaging.SOURCE_PACKAGES:
         for path in (built.source_root / package).rglob("*.py"):
+            if path.relative_to(built.source_root).as_posix().startswith(packaging.LOCAL_ONLY_SOURCES):
+                continue  # left out of the zip (test_zip_leaves_the_local_preview_out)
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.Import):
                     imported.update(alias.name.split(".")[0] for alias in node.names)
@@ -172,6 +176,19 @@ def test_zip_holds_every_third_party_module_the_code_imports(built: Built) -> No
     # when it is there).
     third_party -= {"snapshot_restore_py"}
     assert third_party <= top_level(built.names), third_party - top_level(built.names)
+
+
+def test_zip_leaves_the_local_preview_out(built: Built) -> None:
+    # The author's preview never runs on Lambda, and its watcher is not a runtime dependency.
+    assert not [name for name in built.names if name.startswith("function/preview/")]
+    assert "watchfiles" not in top_level(built.names)
+    assert "function/cli/preview.py" in built.names
+
+
+def test_zip_holds_the_data_files_the_code_reads(built: Built) -> None:
+    # The content stylesheet is read beside its module at run time (GET /static/content.css).
+    assert "function/api/content.css" in packaging.DATA_FILES
+    assert packaging.DATA_FILES <= set(built.names)
 
 
 def test_zip_leaves_development_packages_out(built: Built) -> None:
