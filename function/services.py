@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from function.assets.port import AssetStore
     from function.github.installations import InstallationState
     from function.hooks.after_sync import Later
+    from function.hooks.alarm import AlarmNotifier
     from function.hooks.dispatch import HookDispatcher
     from function.hooks.wiring import HookParts
     from function.sources.port import ArticleSource
@@ -171,6 +172,16 @@ class Services:
                 self._hook_parts, self._hook_parts_built = parts_from_settings(self.settings), True
             parts = self._hook_parts
         return dispatcher(parts, store.hooks, self.settings.site_url)
+
+    def alarm(self) -> AlarmNotifier:
+        """The stack's alarm topic (``ALARM_TOPIC_ARN``), or the log without one: told when a sync is held
+        or a front end's endpoint is disabled."""
+        from function.hooks.wiring import parts_from_settings
+
+        with self._lock:
+            if self._hook_parts is None:
+                self._hook_parts, self._hook_parts_built = parts_from_settings(self.settings), True
+            return self._hook_parts.alarm
 
     def after_sync(
         self,

@@ -34,6 +34,9 @@ class Outcome(StrEnum):
     PARTIAL = "partial"  # only broken files failed: they fail again until their blob changes
     FAILED = "failed"  # something may pass on a retry, or the run raised
     SKIPPED = "skipped"  # nothing to sync: another repository, a head already synced
+    # Nothing written: the sync would have taken most of the blog out of service (its error says how
+    # many); a person carries it out, or fixes the source (function.worker.sync.mass_removal).
+    HELD = "held"
 
     @property
     def complete(self) -> bool:

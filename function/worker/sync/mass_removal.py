@@ -18,10 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from function.store.records import StoredArticle
 from function.store.write_plan import served_before
-from function.worker.sync.plan import ReadPlan
+
+if TYPE_CHECKING:
+    # The summary holds a MassRemoval and the plan is made of the summary's records: types only here.
+    from function.worker.sync.plan import ReadPlan
 
 # Below this many articles going out of service, a sync is never held: a small blog's clean-up (or the
 # sample's eight articles) is not an accident worth a person's time.
@@ -30,13 +34,16 @@ MASS_REMOVAL_MIN_ARTICLES = 20
 
 @dataclass(frozen=True)
 class MassRemoval:
-    """A held sync: how many served articles it would have archived, of how many served."""
+    """A held sync: whose, how many served articles it would have archived, of how many served."""
 
+    user_name: str
     going: int
     served: int
 
-    def message(self, user_name: str) -> str:
+    @property
+    def message(self) -> str:
         """What the delivery record, the CLI and the alarm say, with the two ways out."""
+        user_name = self.user_name
         return (
             f"held: this sync would archive {self.going} of the {self.served} articles {user_name!r} serves "
             "(their files are gone from the source); nothing was archived. If the source is right, "
@@ -46,14 +53,23 @@ class MassRemoval:
 
 
 def mass_removal(
-    plan: ReadPlan, index: Mapping[str, StoredArticle], now: datetime, fraction: float
+    user_name: str,
+    plan: ReadPlan,
+    index: Mapping[str, StoredArticle],
+    now: datetime,
+    fraction: float,
+    *,
+    confirmed: int | None = None,
 ) -> MassRemoval | None:
     """The valve's verdict on ``plan``: a ``MassRemoval`` when the sync must be held, else None. Only a
-    complete listing archives anything, so only a complete listing can be held."""
+    complete listing archives anything, so only a complete listing can be held. ``confirmed``: how many
+    served articles a person agreed this sync may archive (``--confirm-removal``): up to that, no hold."""
     if not plan.snapshot.complete:
         return None
     served = [slug for slug, stored in index.items() if served_before(stored, now)]
     going = sum(1 for slug in served if slug not in plan.slugs)
-    if going >= MASS_REMOVAL_MIN_ARTICLES and going > fraction * len(served):
-        return MassRemoval(going, len(served))
-    return None
+    if going < MASS_REMOVAL_MIN_ARTICLES or going <= fraction * len(served):
+        return None
+    if confirmed is not None and going <= confirmed:
+        return None
+    return MassRemoval(user_name, going, len(served))

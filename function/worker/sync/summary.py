@@ -9,6 +9,7 @@ from typing import Any
 
 from function.store.book_records import BookChanges
 from function.store.records import Outcome
+from function.worker.sync.mass_removal import MassRemoval
 from function.worker.changes import ReaderChanges
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ class SyncSummary:
     changes: ReaderChanges = field(default_factory=ReaderChanges)
     # The same for Zenn books (None: no book was synced); the counts above include the books.
     book_changes: BookChanges | None = None
+    # Set when the sync was held by the safety valve: nothing was written (function.worker.sync.mass_removal).
+    held: MassRemoval | None = None
 
     @property
     def retryable(self) -> bool:
@@ -72,6 +75,8 @@ class SyncSummary:
         is complete all the same; ``failed``: some file may pass on a retry (GitHub 5xx, time-out)."""
         if self.skipped_reason:
             return Outcome.SKIPPED
+        if self.held is not None:
+            return Outcome.HELD
         if self.left:
             return Outcome.FAILED
         if not self.failures:
@@ -87,6 +92,13 @@ class SyncSummary:
     def to_json(self) -> dict[str, Any]:
         if self.skipped_reason:
             return {"status": "skipped", "reason": self.skipped_reason}
+        if self.held is not None:
+            return {
+                "status": "held",
+                "held": self.held.going,
+                "served": self.held.served,
+                "message": self.held.message,
+            }
         return {
             "status": "processed",
             "processed": self.processed,
