@@ -9,8 +9,8 @@ from typing import Any
 
 from function.store.book_records import BookChanges
 from function.store.records import Outcome
-from function.worker.sync.mass_removal import MassRemoval
 from function.worker.changes import ReaderChanges
+from function.worker.sync.mass_removal import MassRemoval
 
 log = logging.getLogger(__name__)
 
