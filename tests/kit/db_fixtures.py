@@ -51,7 +51,13 @@ def mysql_server() -> Iterator[str]:
 @pytest.fixture
 def mysql_url(mysql_server: str) -> Iterator[str]:
     """A fresh, empty utf8mb4 database for this test, dropped after it."""
-    info = server_from_url(mysql_server)
+    with _mysql_database(mysql_server) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _mysql_database(admin_url: str) -> Iterator[str]:
+    info = server_from_url(admin_url)
     name = f"blogapi_t_{uuid.uuid4().hex[:12]}"
     admin = info.connect()
     try:
@@ -91,6 +97,16 @@ def db_url(request: pytest.FixtureRequest) -> str:
     name = "mysql_url" if request.param == "mysql" else "sqlite_url"
     url: str = request.getfixturevalue(name)
     return url
+
+
+@pytest.fixture
+def second_db_url(db_url: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Another empty database on ``db_url``'s backend, for a test that compares two side by side."""
+    if db_url.startswith("sqlite"):
+        yield f"sqlite:///{tmp_path}/second.db"
+        return
+    with _mysql_database(request.getfixturevalue("mysql_server")) as url:
+        yield url
 
 
 @pytest.fixture
