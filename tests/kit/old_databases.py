@@ -60,9 +60,15 @@ def make_old_database(
                 peewee.Table(table, columns=list(kept[0])).insert(kept).bind(real).execute()
 
 
+# Answers a later version changed on purpose, by field: (the value before, the value it reads as now).
+# An article without a description said null; the front end's contract wants a string, so "" now.
+CHANGED_ON_PURPOSE: dict[str, tuple[Any, Any]] = {"description": (None, "")}
+
+
 def assert_serves_as_before(now: Any, before: Any, where: str = "answer") -> None:
     """``now`` says everything ``before`` said, the same way: every key with the same value, lists item by
-    item. Keys ``now`` has in addition are fields a later version added to the answer."""
+    item. Keys ``now`` has in addition are fields a later version added to the answer; a value listed in
+    ``CHANGED_ON_PURPOSE`` for its field may read as that field's new value."""
     if isinstance(before, dict):
         assert isinstance(now, dict), f"{where}: {now!r} is not an object"
         for key, value in before.items():
@@ -73,4 +79,7 @@ def assert_serves_as_before(now: Any, before: Any, where: str = "answer") -> Non
         for index, (item_now, item_before) in enumerate(zip(now, before, strict=True)):
             assert_serves_as_before(item_now, item_before, f"{where}[{index}]")
     else:
+        field = where.rsplit(".", 1)[-1]
+        if field in CHANGED_ON_PURPOSE and (before, now) == CHANGED_ON_PURPOSE[field]:
+            return
         assert now == before, f"{where}: {now!r} != {before!r}"
