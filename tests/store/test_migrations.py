@@ -39,6 +39,8 @@ OLDER_COLUMNS = (
     "deliveries.retryable",
     "books.cover_url",
 )
+# Every step's number, in order: what a database made before schema versions goes through.
+ALL_STEPS = [number for number, _, _ in STEPS]
 OLDER_TABLES = ("hook_endpoints", "hook_events", "hook_attempts", "assets", "asset_references")
 
 
@@ -180,7 +182,7 @@ def test_a_database_from_before_the_nullable_columns_and_later_tables_is_migrate
         report = migrate(db)
 
         # THEN it has this version's schema, and its rows, the new columns empty
-        assert report.before == 0 and [number for number, _ in report.applied] == [1, 2]
+        assert report.before == 0 and [number for number, _ in report.applied] == ALL_STEPS
         assert_schema_of_a_new_database(db, second_db_url)
         store = PeeweeStore(db)
         served = store.published_articles("alice")
@@ -226,7 +228,7 @@ def test_a_migration_stopped_after_its_ddl_runs_again_cleanly(db_url: str, secon
         # WHEN migrate runs again THEN it finishes the job
         report = migrate(db)
 
-        assert [number for number, _ in report.applied] == [1, 2]
+        assert [number for number, _ in report.applied] == ALL_STEPS
         assert read_version(db) == SCHEMA_VERSION
         assert_schema_of_a_new_database(db, second_db_url)
         assert peewee.Table("articles").select().bind(db).count() == len(recorded()["rows"]["articles"])
@@ -245,7 +247,7 @@ def test_a_data_step_stopped_before_its_record_runs_again_once(db_url: str) -> N
         # WHEN migrate runs again THEN only that step runs, and the text lost its mark once
         report = migrate(db)
 
-        assert [number for number, _ in report.applied] == [2]
+        assert [number for number, _ in report.applied] == ALL_STEPS[1:]
         record = PeeweeStore(db).get_delivery("d-budget")
     assert record is not None and record.retryable
     assert record.error == "time budget reached, 2 files left for the next run: articles/a.md, articles/b.md"
@@ -321,3 +323,27 @@ def test_a_second_migrator_waits_for_the_lock_then_says_so(mysql_url: str) -> No
     finally:
         holder.close()
         db.close()
+
+
+def test_users_get_their_binding_columns_unbound_and_keep_their_rows(db_url: str, second_db_url: str) -> None:
+    # GIVEN a database at version 2, before users were bound to a source
+    db = open_database(db_url)
+    make_old_database(db)
+    with connection(db):
+        migrate(db, list(STEPS[:2]))
+        assert read_version(db) == 2
+        assert not {c.name for c in db.get_columns("users")} & {"source", "removal_confirmed"}
+
+        # WHEN it is migrated
+        report = migrate(db)
+
+        # THEN the step ran, the schema is a new database's, and every user is unbound, nothing confirmed
+        assert [number for number, _ in report.applied] == ALL_STEPS[2:]
+        assert_schema_of_a_new_database(db, second_db_url)
+        user = PeeweeStore(db).users.get_user("alice")
+        assert user is not None and (user.repository, user.source, user.removal_confirmed) == (
+            "alice/blog",
+            None,
+            None,
+        )
+    db.close()
