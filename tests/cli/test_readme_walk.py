@@ -35,7 +35,7 @@ from tests.kit.zenn_repos import ZennRepository, generate
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-SAMPLE_PUBLISHED = 8  # examples/articles: every sample article is served
+SAMPLE_PUBLISHED = 6  # examples/articles: 8 articles, 2 of them drafts
 
 pytestmark = [
     pytest.mark.skipif(
