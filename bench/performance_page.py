@@ -81,16 +81,14 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
         "",
         " ".join(
             [
-                "A push's database work is two sequential turns on MySQL/TiDB",
-                "(`function/store/job_turns.py`): one multi-statement turn takes the user's lock",
-                "(`GET_LOCK`) and, under it, reads the user, the last sync of the repository (the replay",
-                "check), the article, book and image indexes, the remembered parse failures and the",
-                "delivery's own record (the duplicate check), and writes the start record unless the",
-                "delivery is complete; the other writes the finish record and releases the lock. While the",
-                "opening turn runs, the pushed commit's tree listing is already being requested",
-                "(`function/worker/sync/push_read.py`: a commit's tree never changes), and once listing and",
-                "index are known the changed blobs are fetched while the branch head is read under the lock,",
-                "so newest-wins holds. A changed article adds its write transaction (one round trip).",
+                "A push's database work is one ordinary statement after another, on every backend",
+                "(`function/worker/sync/opening.py`): the user with the user's lock (`GET_LOCK` in the same",
+                "SELECT), this delivery's record with the repository's last sync (the duplicate and replay",
+                "checks, one SELECT), then the article index, the remembered parse failures and the start",
+                "record, while the branch head and its listing are read from GitHub on another thread under",
+                "the lock (the pushed commit's listing asked for together with the head: a commit's tree",
+                "never changes), so newest-wins holds; then the books' index, the finish record and the",
+                "lock's release. A changed article adds its blob and its write transaction (one round trip).",
             ]
         ),
         "",
@@ -106,9 +104,9 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
     lines += [
         "",
         f"At {o.db_ms:.0f} ms per round trip and {o.github_ms:.0f} ms per GitHub request the floor of a "
-        f"no-change push is {2 * o.db_ms + o.github_ms:.0f} ms (the opening turn, with the listing "
-        "requested beside it; the head read under the lock; the closing turn); the rest is CPU (decoding "
-        "the index, diffing the listing) on the shared machine.",
+        f"no-change push is {8 * o.db_ms:.0f} ms (eight round trips one after another; the head and its "
+        "listing are read while three of them travel); the rest is CPU (decoding the index, diffing the "
+        "listing) on the shared machine.",
         "",
         "## A first sync",
         "",

@@ -156,7 +156,7 @@ def _seed(url: str, n: int) -> None:
     db = open_database(url)
     with connection(db):
         store = PeeweeStore(db)
-        user = store.get_user(USER)
+        user = store.users.get_user(USER)
         assert user is not None
         for start in range(0, n, _SEED_BATCH):
             batch = [

@@ -56,7 +56,7 @@ class Rig:
         db = open_database(self.direct_url(name))
         with connection(db):
             create_tables(db)
-            PeeweeStore(db).add_user(USER, "bench@example.com", INSTALLATION_ID, repository)
+            PeeweeStore(db).users.add_user(USER, "bench@example.com", INSTALLATION_ID, repository)
         db.close()
 
     def empty_database(self, name: str) -> None:

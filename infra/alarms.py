@@ -8,8 +8,9 @@ What each alarm means for a delivery:
   the dead-letter queue: that event is lost.
 - ``dlq-depth``: events that failed every retry wait in the dead-letter queue.
 - ``dlq-age``: they have waited long; the queue drops them after 14 days.
-- ``processing-errors``: the worker's own metric, for pushes that failed for good with a 4xx (Lambda
-  counts no error and nothing reaches the queue).
+- ``processing-errors``: the worker's own metric, one per push attempt whose processing raised: a failure
+  for good (a 4xx such as an unknown installation, which Lambda counts as no error and never retries) as
+  well as one Lambda retries (GitHub or the database unavailable, which ``errors`` counts too).
 - ``api-5xx``: the HTTP API answered 5xx (the function failed on the accept path, or could not be invoked).
 - ``nat-status-check`` (NAT instance only): the instance or its host fails EC2's status checks, or reports
   nothing at all (stopped, or powered off by its own failed setup): the function has no way out.
@@ -74,7 +75,7 @@ def alarm_specs(args: AlarmsArgs) -> list[AlarmSpec]:
         AlarmSpec("dlq-age", "A dead-letter message has waited 2 days; the queue drops it after 14.",
                   "AWS/SQS", "ApproximateAgeOfOldestMessage", queue, statistic="Maximum",
                   threshold=DLQ_AGE_THRESHOLD_SECONDS),
-        AlarmSpec("processing-errors", "Pushes that failed for good (unknown installation, GitHub/DB down).",
+        AlarmSpec("processing-errors", "Push attempts that raised (unknown installation, GitHub/DB down).",
                   metric_names.NAMESPACE, metric_names.PROCESSING_ERRORS,
                   {metric_names.DIMENSION_FUNCTION: args.function_name}),
         AlarmSpec("api-5xx", "The HTTP API answered 5xx.", "AWS/ApiGateway", "5xx",

@@ -139,8 +139,8 @@ db = open_database(sqlite_url)
 with connection(db):
     create_tables(db)
     store = PeeweeStore(db)
-    store.add_user("alice", "alice@example.com", 1, "alice/blog")
-    store.add_user("bob", "bob@example.com", 2, None)
+    store.users.add_user("alice", "alice@example.com", 1, "alice/blog")
+    store.users.add_user("bob", "bob@example.com", 2, None)
 values = dict(settings, database_url=sqlite_url, article_source=f"dir:{folder}", asset_dir=f"{folder}.assets")
 services = Services(Settings(**values), database=db)
 with services.store() as store:
@@ -149,8 +149,8 @@ when = datetime(2025, 10, 6, 12, 0, 0, 123456)
 with connection(db):
     store = PeeweeStore(db)
     for delivery_id, outcome, error, retryable in deliveries:
-        store.start_delivery(delivery_id, "push", 1, "alice/blog", when, when)
-        store.finish_delivery(
+        store.deliveries.start_delivery(delivery_id, "push", 1, "alice/blog", when, when)
+        store.deliveries.finish_delivery(
             delivery_id, head_sha="c0ffee" * 6 + "c0ff", processed=4, succeeded=3 if error else 4,
             failed=1 if error else 0, archived=0, outcome=outcome, error=error, now=when,
             written=1, unchanged=3, retryable=retryable,

@@ -37,7 +37,7 @@ def list_books(name: str) -> tuple[dict[str, Any], int]:
     cursor = request.args.get("cursor") or None
     after = codec.decode(cursor, user=name, filters=_FILTERS) if cursor else None
     with services().store() as store:
-        page = store.published_books_page(name, limit=limit, after=after)
+        page = store.book_reads.published_books_page(name, limit=limit, after=after)
     if page is None:
         raise NotFound(f"no user named {name!r}")
     g.last_modified = _changed(*(max(b.updated_at, b.published_at) for b in page.books))
@@ -48,7 +48,7 @@ def list_books(name: str) -> tuple[dict[str, Any], int]:
 @blueprint.route("/users/<name>/books/<slug>", methods=_READ_METHODS)
 def get_book(name: str, slug: str) -> tuple[dict[str, Any], int]:
     with services().store() as store:
-        book = store.published_book(name, slug)
+        book = store.book_reads.published_book(name, slug)
     if book is None:
         raise NotFound(f"no published book {slug!r} for {name!r}")
     g.last_modified = _changed(book.updated_at, book.published_at)
@@ -58,7 +58,7 @@ def get_book(name: str, slug: str) -> tuple[dict[str, Any], int]:
 @blueprint.route("/users/<name>/books/<slug>/chapters/<chapter>", methods=_READ_METHODS)
 def get_chapter(name: str, slug: str, chapter: str) -> tuple[dict[str, Any], int]:
     with services().store() as store:
-        found = store.published_chapter(name, slug, chapter)
+        found = store.book_reads.published_chapter(name, slug, chapter)
     if found is None:
         raise NotFound(f"no chapter {chapter!r} in a published book {slug!r} of {name!r}")
     g.last_modified = _changed(found.updated_at, found.book.updated_at, found.book.published_at)

@@ -136,7 +136,7 @@ def list_articles(name: str) -> tuple[dict[str, Any], int]:
     cursor = request.args.get("cursor") or None
     after = codec.decode(cursor, user=name, filters=filters) if cursor else None
     with services().store() as store:
-        page = store.published_page(name, limit=limit, after=after, type=kind, tag=tag, tags=tags)
+        page = store.reads.published_page(name, limit=limit, after=after, type=kind, tag=tag, tags=tags)
     if page is None:
         raise NotFound(f"no user named {name!r}")
     g.last_modified = _changed(page.articles)
@@ -180,7 +180,7 @@ def tag_facets(name: str) -> tuple[dict[str, Any], int]:
 @blueprint.route("/users/<name>/articles/<slug>", methods=_READ_METHODS)
 def get_article(name: str, slug: str) -> tuple[dict[str, Any], int]:
     with services().store() as store:
-        article = store.published_article(name, slug)
+        article = store.reads.published_article(name, slug)
     if article is None:
         raise NotFound(f"no published article {slug!r} for {name!r}")
     g.last_modified = _changed([article])
@@ -190,7 +190,7 @@ def get_article(name: str, slug: str) -> tuple[dict[str, Any], int]:
 @blueprint.route("/users/<name>/tags", methods=_READ_METHODS)
 def list_tags(name: str) -> tuple[dict[str, Any], int]:
     with services().store() as store:
-        pairs = store.published_tag_paths(name)
+        pairs = store.reads.published_tag_paths(name)
     if pairs is None:
         raise NotFound(f"no user named {name!r}")
     return {"tags": tag_counts(pairs)}, 200
@@ -200,7 +200,7 @@ def list_tags(name: str) -> tuple[dict[str, Any], int]:
 def feed(name: str) -> Response:
     tags = tag_filter(request.args)
     with services().store() as store:
-        articles = store.published_articles(name, limit=feeds.FEED_SIZE, tags=tags)
+        articles = store.reads.published_articles(name, limit=feeds.FEED_SIZE, tags=tags)
     if articles is None:
         raise NotFound(f"no user named {name!r}")
     g.last_modified = _changed(articles)
@@ -221,8 +221,8 @@ def feed(name: str) -> Response:
 @blueprint.route("/users/<name>/sitemap.xml", methods=_READ_METHODS)
 def sitemap(name: str) -> Response:
     with services().store() as store:
-        entries = store.sitemap_entries(name)
-        books = store.book_sitemap_entries(name) if entries is not None else []
+        entries = store.reads.sitemap_entries(name)
+        books = store.book_reads.book_sitemap_entries(name) if entries is not None else []
     if entries is None:
         raise NotFound(f"no user named {name!r}")
     body = feeds.sitemap(entries, site_url=_site_url("sitemap"), books=books)

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol
 
 from function.assets.keys import asset_key, asset_url, content_sha256
 from function.assets.kinds import detect, refusal
@@ -48,17 +48,6 @@ class AssetRecordsPort(Protocol):
         gone: Sequence[str] = (),
         now: datetime,
     ) -> None: ...
-
-
-@runtime_checkable
-class OpeningRead(Protocol):
-    """Records whose read can go out with a push's opening database turn (``AssetRecords`` does)."""
-
-    def opening_query(self, user: Any) -> Any | None: ...
-    def tables_missing(self) -> None: ...
-    def from_rows(
-        self, rows: Sequence[tuple[Any, ...]]
-    ) -> tuple[Mapping[str, StoredAsset], Mapping[str, Mapping[str, str | None]]]: ...
 
 
 class Fetcher(Protocol):
@@ -96,24 +85,10 @@ class AssetSync:
         self.max_bytes = max_bytes
         self.push_max_bytes = push_max_bytes
 
-    def start(self, user_id: int, rows: Sequence[tuple[Any, ...]] | None = None) -> AssetPass:
-        """One user's pass: their rows and references, read now (one SELECT), or from ``rows``, what
-        ``opening_query``'s statement answered."""
-        if rows is not None and isinstance(self.records, OpeningRead):
-            assets, references = self.records.from_rows(rows)
-        else:
-            assets, references = self.records.load(user_id)
+    def start(self, user_id: int) -> AssetPass:
+        """One user's pass: their rows and references, read now (one SELECT)."""
+        assets, references = self.records.load(user_id)
         return AssetPass(self, user_id, assets, references)
-
-    def opening_query(self, user: Any) -> Any | None:
-        """The statement of ``start``'s read for ``user`` (an id or a subquery), to send in the push's
-        opening turn; None when it must be read on its own (``start`` without rows)."""
-        return self.records.opening_query(user) if isinstance(self.records, OpeningRead) else None
-
-    def tables_missing(self) -> None:
-        """``opening_query``'s statement found no table: the next ``start`` reads (and makes) them."""
-        if isinstance(self.records, OpeningRead):
-            self.records.tables_missing()
 
 
 @dataclass

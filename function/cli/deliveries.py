@@ -17,7 +17,7 @@ def deliveries(ctx: Context, limit: int) -> None:
     """Recent deliveries: id, event, received → finished, counts, what changed, outcome (and whether a
     retry may pass), failed paths."""
     with ctx.store() as store:
-        rows = store.recent_deliveries(limit)
+        rows = store.deliveries.recent_deliveries(limit)
     click.echo(
         "delivery\tevent\treceived\tfinished\tduration_ms\tprocessed/succeeded/failed\t"
         "written/archived/unchanged\toutcome\tfailed paths or error"

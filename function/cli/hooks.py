@@ -107,7 +107,7 @@ def hooks_add(ctx: Context, user_name: str, url: str, event_types: tuple[str, ..
     except HookUrlRefused as exc:
         raise BlogApiError(f"--url refused: {exc}") from None
     with ctx.store() as store:
-        user = store.get_user(user_name)
+        user = store.users.get_user(user_name)
         if user is None:
             raise BlogApiError(f"no user named {user_name!r}: `blog-api users list` shows who exists")
         secret = new_secret()
@@ -133,7 +133,7 @@ def hooks_list(ctx: Context, user_name: str | None) -> None:
     with ctx.store() as store:
         user_id = None
         if user_name is not None:
-            user = store.get_user(user_name)
+            user = store.users.get_user(user_name)
             if user is None:
                 raise BlogApiError(f"no user named {user_name!r}: `blog-api users list` shows who exists")
             user_id = user.id

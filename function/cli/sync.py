@@ -37,7 +37,7 @@ def sync(ctx: Context, user_name: str, branch: str | None, repository: str | Non
     # The user first: naming someone who does not exist is the likelier mistake, and its line should
     # not be hidden behind the article source's settings.
     with ctx.store() as store:
-        user = store.get_user(user_name)
+        user = store.users.get_user(user_name)
     if user is None:
         raise BlogApiError(
             f"no user named {user_name!r}: add it with "

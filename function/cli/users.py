@@ -45,11 +45,11 @@ def users_add(
     """Register a user."""
     _check_new_user(name, email, installation_id, repository)
     with ctx.store() as store:
-        existing = store.get_user(name)
+        existing = store.users.get_user(name)
         if existing is not None and if_missing:
             click.echo(f"user exists: {_user_line(existing)}")
             return
-        user = add_user(store, name, email, installation_id, repository)
+        user = add_user(store.users, name, email, installation_id, repository)
     click.echo(f"added: {_user_line(user)}")
     if repository is None and ctx.services().settings.source_dir is None:
         click.echo(
@@ -77,7 +77,7 @@ def _check_repository(repository: str | None) -> None:
 def users_list(ctx: Context) -> None:
     """List users."""
     with ctx.store() as store:
-        for user in store.list_users():
+        for user in store.users.list_users():
             click.echo(_user_line(user))
 
 
@@ -88,16 +88,16 @@ def users_list(ctx: Context) -> None:
 def users_set_installation(ctx: Context, name: str, installation_id: int) -> None:
     """Point a user at a GitHub App installation (fixes 'unknown installation')."""
     with ctx.store() as store:
-        if store.get_user(name) is None:
+        if store.users.get_user(name) is None:
             raise BlogApiError(f"no user named {name!r}: `blog-api users list` shows who exists")
-        holder = store.find_user_by_installation(installation_id)
+        holder = store.users.find_user_by_installation(installation_id)
         if holder is not None and holder.name != name:
             raise BlogApiError(
                 f"installation {installation_id} is already registered to user {holder.name!r}: "
                 "one installation serves one user; check the id (the number at the end of the "
                 "installation's settings URL)"
             )
-        user = store.set_installation(name, installation_id)
+        user = store.users.set_installation(name, installation_id)
     click.echo(f"updated: {_user_line(user)}")
 
 
@@ -110,7 +110,7 @@ def users_set_repository(ctx: Context, name: str, repository: str) -> None:
     pins its GitHub id. Articles already stored stay until a push or `sync` reconciles them."""
     _check_repository(repository)
     with ctx.store() as store:
-        user = store.set_repository(name, repository)
+        user = store.users.set_repository(name, repository)
     click.echo(f"updated: {_user_line(user)}")
 
 

@@ -77,9 +77,9 @@ def after_sync(
     try:
         with services.store() as store:
             if installation_id is not None:
-                user = store.find_user_by_installation(installation_id)
+                user = store.users.find_user_by_installation(installation_id)
             else:
-                user = store.get_user(user_name or "")
+                user = store.users.get_user(user_name or "")
             if user is None:
                 return []
             hooks = services.hooks(store)

@@ -122,12 +122,12 @@ class Preview:
 
     def create_store(self) -> None:
         """The tables and the author, in the scratch database."""
-        from function.worker.maintenance import initialise, refuse_differences
+        from function.worker.maintenance import initialise
 
-        refuse_differences(initialise(self.services.database()))
+        initialise(self.services.database())  # migrates, and refuses what no step mends
         with self.services.store() as store:
-            if store.get_user(AUTHOR) is None:
-                store.add_user(AUTHOR, "author@localhost", None)
+            if store.users.get_user(AUTHOR) is None:
+                store.users.add_user(AUTHOR, "author@localhost", None)
 
     def sync(self, changed: Iterable[str] | None = None) -> SyncOutcome:
         """Sync the folder now; ``changed``: the repository paths that changed since the last sync,

@@ -214,7 +214,7 @@ class GitHubSource:
 
     def listing(self, repo: RepoRef, head: str) -> Snapshot:
         """The article files at commit ``head`` (one request). A commit's tree never changes, so this may
-        be read before the branch head is known (``function.worker.sync.push_read``)."""
+        be read before the branch head is known (``snapshot`` does, for the pushed commit)."""
         response = self._snapshot_get(repo, "tree listing", f"/git/trees/{head}?recursive=1")
         try:
             data = response.json()

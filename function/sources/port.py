@@ -109,13 +109,3 @@ class StreamsFetches(Protocol):
     ) -> Iterator[FetchResult]:
         """``fetch``'s results (one per file, in any order), each given as soon as it is known."""
         ...
-
-
-@runtime_checkable
-class ListsCommits(Protocol):
-    """A source that reads the branch head and a commit's listing separately (the GitHub source), so the
-    listing of a pushed commit can be requested before the head is read: a commit's tree never changes."""
-
-    def head_sha(self, repo: RepoRef, branch: str) -> str: ...
-
-    def listing(self, repo: RepoRef, head: str) -> Snapshot: ...

@@ -7,7 +7,6 @@ created on first use, so a database set up before they existed needs no migratio
 from __future__ import annotations
 
 import json
-import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,9 +19,6 @@ from function.store.models import Article, Asset, AssetReference, Book, BookChap
 
 # Keys per IN (...) and rows per INSERT: far below SQLite's bound-parameter limit.
 _CHUNK = 500
-# The databases (this process's objects) whose asset tables were seen: their read may then be sent in
-# another statement batch (``opening_query``), which must not fail for a missing table.
-_TABLES_SEEN: weakref.WeakSet[peewee.Database] = weakref.WeakSet()
 
 
 @dataclass(frozen=True)
@@ -67,38 +63,9 @@ class AssetRecords:
             self._ensure_tables()
             rows = list(self._union(user_id))
         self._ready = True
-        _TABLES_SEEN.add(self._db)
-        return self.from_rows(rows)
+        return _from_rows(rows)
 
-    def opening_query(self, user: Any) -> Any | None:
-        """``load``'s statement for ``user`` (an id, or a subquery giving one), to send with other
-        statements in one round trip; None while the tables are not known to exist in this database
-        (``load`` makes them)."""
-        return self._union(user) if self._db in _TABLES_SEEN else None
-
-    def tables_missing(self) -> None:
-        """The tables were gone when ``opening_query``'s statement ran: ``load`` makes them again."""
-        _TABLES_SEEN.discard(self._db)
-        self._ready = False
-
-    def from_rows(
-        self, rows: Iterable[tuple[Any, ...]]
-    ) -> tuple[dict[str, StoredAsset], dict[str, dict[str, str | None]]]:
-        """``load``'s answer from the rows of its statement (as the driver returned them)."""
-        assets: dict[str, StoredAsset] = {}
-        references: dict[str, dict[str, str | None]] = {}
-        for kind, name, value, key, sha256, size, content_type, problem, gone_at in rows:
-            if kind == "r":
-                references[name] = json.loads(value)
-            else:
-                # The backend's own datetime conversion (SQLite hands back text); peewee is untyped.
-                to_datetime = Asset.gone_at.python_value
-                gone = to_datetime(gone_at) if gone_at is not None else None  # type: ignore[no-untyped-call]
-                size = int(size) if size is not None else None
-                assets[name] = StoredAsset(name, value, key, sha256, size, content_type, problem, gone)
-        return assets, references
-
-    def _union(self, user_id: Any) -> peewee.CompoundSelectQuery:
+    def _union(self, user_id: int) -> peewee.CompoundSelectQuery:
         null = peewee.SQL("NULL")
         assets = Asset.select(
             peewee.Value("a"),
@@ -266,3 +233,21 @@ class AssetRecords:
 def _chunks(items: Sequence[Any]) -> Iterable[list[Any]]:
     for start in range(0, len(items), _CHUNK):
         yield list(items[start : start + _CHUNK])
+
+
+def _from_rows(
+    rows: Iterable[tuple[Any, ...]],
+) -> tuple[dict[str, StoredAsset], dict[str, dict[str, str | None]]]:
+    """``load``'s answer from the rows of its statement."""
+    assets: dict[str, StoredAsset] = {}
+    references: dict[str, dict[str, str | None]] = {}
+    for kind, name, value, key, sha256, size, content_type, problem, gone_at in rows:
+        if kind == "r":
+            references[name] = json.loads(value)
+        else:
+            # The backend's own datetime conversion (SQLite hands back text); peewee is untyped.
+            to_datetime = Asset.gone_at.python_value
+            gone = to_datetime(gone_at) if gone_at is not None else None  # type: ignore[no-untyped-call]
+            size = int(size) if size is not None else None
+            assets[name] = StoredAsset(name, value, key, sha256, size, content_type, problem, gone)
+    return assets, references

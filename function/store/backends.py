@@ -124,8 +124,9 @@ class MySQLDatabase(peewee.MySQLDatabase):
 
     def _connect(self) -> Any:
         # As peewee's own, plus the SSL context built once per database (see _SslReusingConnection), and
-        # multi-statements for ``execute_batch``. Every value in our SQL is escaped by PyMySQL (we never
-        # format values into SQL ourselves), so the flag widens nothing an attacker controls.
+        # multi-statements for ``execute_batch``. Every value in our SQL is a parameter, which PyMySQL
+        # escapes (a batch's statements are written by its ``mogrify``), so the flag widens nothing an
+        # attacker controls.
         return _SslReusingConnection(
             database=self.database,
             autocommit=True,
@@ -134,25 +135,14 @@ class MySQLDatabase(peewee.MySQLDatabase):
             **self.connect_params,
         )
 
-    def execute_batch(self, statements: Sequence[str], *, idempotent: bool = False) -> list[StatementResult]:
-        """Send ``statements`` (complete SQL, values already escaped) in one round trip and read every
-        result in order. The server stops at the first failing statement; its error is raised here.
-        Query hooks see one event whose ``params`` is a ``Batch`` of the statements.
-
-        ``idempotent``: sending the batch twice leaves what sending it once does, so on a kept connection
-        it is sent at once and sent again on a new connection if that one was found dead (as a read is),
-        instead of pinging first (a round trip) as a batch that writes must."""
+    def execute_batch(self, statements: Sequence[str]) -> list[StatementResult]:
+        """Send ``statements`` (complete SQL, values already escaped by PyMySQL) in one round trip and
+        read every result in order. The server stops at the first failing statement; its error is raised
+        here. Query hooks see one event whose ``params`` is a ``Batch`` of the statements. A batch writes:
+        on a connection kept from an earlier job it pings first (``check_first_statement``)."""
         if getattr(self._kept, "unchecked", False):
             self._kept.unchecked = False
-            if not idempotent:
-                self._replace_if_dead()  # batches write
-            elif not self.in_transaction():
-                try:
-                    return self._send_batch(statements)
-                except (peewee.PeeweeException, pymysql.err.Error, OSError) as exc:
-                    if not is_connection_error(exc):
-                        raise
-                    self._reconnect(exc)
+            self._replace_if_dead()
         return self._send_batch(statements)
 
     def _send_batch(self, statements: Sequence[str]) -> list[StatementResult]:

@@ -12,7 +12,6 @@ import pymysql
 
 from function.store.backends import MySQLDatabase, StatementResult, is_mysql
 from function.store.bounds import groups, limits_of, row_bytes
-from function.store.literals import statement_text
 from function.store.steps import note_step
 
 log = logging.getLogger(__name__)
@@ -159,7 +158,8 @@ class StatementQueue:
         self._results.append(None)
         sql, params = query.sql()
         if self._mysql is not None:
-            text = statement_text(self._db.connection(), sql, params)
+            # PyMySQL writes the parameters into the text, escaped as it escapes every query's.
+            text: str = self._db.connection().cursor().mogrify(sql, params or None)
             self._pending.append((slot, text, step))
         else:
             self.sent = True

@@ -17,6 +17,8 @@ class StoredChapter:
     blob_sha: str
     position: int
     content_hash: str
+    render_fingerprint: str | None = None  # what its HTML was rendered with (None: not recorded)
+    output_hash: str | None = None  # the hash of its HTML and table of contents (None: not known)
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class StoredBook:
     published_at: datetime | None
     chapters: Mapping[str, StoredChapter]  # by chapter slug
     cover_url: str | None = None  # the cover's asset URL, when the images are stored
+    render_fingerprint: str | None = None  # what it was written with (None: not recorded)
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class BookWrite:
     content_hash: str
     chapters: tuple[ChapterWrite, ...]
     cover_url: str | None = None  # the cover's asset URL (None: readers get the path)
+    render_fingerprint: str | None = None  # what its chapters read now were rendered with
 
 
 @dataclass

@@ -15,6 +15,7 @@ from function.store.book_records import BookWrite, StoredBook, StoredChapter
 from function.store.bounds import groups, limits_of
 from function.store.models import Book, BookChapter, FailedBook
 from function.store.records import RememberedFailure
+from function.store.write_plan import output_hash
 
 _BOOK_COLUMNS = (
     Book.id,
@@ -29,6 +30,7 @@ _BOOK_COLUMNS = (
     Book.archived,
     Book.published_at,
     Book.cover_url,
+    Book.render_fingerprint,
 )
 _CHAPTER_COLUMNS = (
     BookChapter.book,
@@ -37,6 +39,8 @@ _CHAPTER_COLUMNS = (
     BookChapter.blob_sha,
     BookChapter.position,
     BookChapter.content_hash,
+    BookChapter.render_fingerprint,
+    BookChapter.output_hash,
 )
 # A chapter read again whose content changed: every column but its creation time is the new one.
 _CHAPTER_PRESERVE = (
@@ -48,6 +52,8 @@ _CHAPTER_PRESERVE = (
     BookChapter.content_html,
     BookChapter.toc,
     BookChapter.content_hash,
+    BookChapter.render_fingerprint,
+    BookChapter.output_hash,
     BookChapter.updated_at,
 )
 
@@ -65,11 +71,11 @@ class BookQueries(StoreBase):
     @_translated
     def load_book_index(self, user_id: int) -> dict[str, StoredBook]:
         """Every book of the user (archived included) by slug, with its chapters: two SELECTs, no content."""
-        books_query, chapters_query = book_index_queries(user_id)
-        books = self._rows(books_query)
+        books = self._rows(Book.select(*_BOOK_COLUMNS).where(Book.user == user_id))
         if not books:
             return {}
-        return _book_index(books, self._rows(chapters_query))
+        chapters = BookChapter.select(*_CHAPTER_COLUMNS).join(Book).where(Book.user == user_id)
+        return _book_index(books, self._rows(chapters))
 
     @_translated
     def load_book_failures(self, user_id: int) -> dict[str, RememberedFailure]:
@@ -121,7 +127,12 @@ class BookQueries(StoreBase):
         published_at = stored.published_at if stored is not None else None
         if config.publish and published_at is None:
             published_at = now  # Zenn's config has no date: first seen published
-        changed = stored is None or stored.content_hash != write.content_hash or stored.archived
+        chapters = stored.chapters if stored else {}
+        # A chapter rendered again (an upgrade, a new image key) whose HTML differs is an update too.
+        rendered_anew = any(_output_changed(chapters.get(c.slug), c.parsed) for c in write.chapters)
+        changed = (
+            stored is None or stored.content_hash != write.content_hash or stored.archived or rendered_anew
+        )
         row: dict[str, Any] = {
             "config_path": write.config_path,
             "config_sha": write.config_sha,
@@ -134,6 +145,7 @@ class BookQueries(StoreBase):
             "cover_url": write.cover_url,
             "chapter_count": len(write.chapters),
             "content_hash": write.content_hash,
+            "render_fingerprint": write.render_fingerprint,
             "publish": config.publish,
             "archived": False,
             "archived_at": None,
@@ -151,7 +163,7 @@ class BookQueries(StoreBase):
                 if changed:
                     row["updated_at"] = now
                 Book.update(**row).where(Book.id == book_id).bind(self._db).execute()
-            self._write_chapters(book_id, write, stored.chapters if stored else {}, now)
+            self._write_chapters(book_id, write, chapters, now)
         before, after = visible(stored), config.publish
         if after and not before:
             return "published"
@@ -174,16 +186,23 @@ class BookQueries(StoreBase):
             old = stored.get(chapter.slug)
             parsed = chapter.parsed
             if parsed is not None and (old is None or old.content_hash != parsed.content_hash):
-                rows.append(_chapter_row(book_id, chapter.position, parsed, now))
+                rows.append(_chapter_row(book_id, chapter.position, parsed, write.render_fingerprint, now))
             elif parsed is not None and old is not None:
-                # Same content at another blob (line endings) or path, or rendered again for an image
-                # stored under a new key: the HTML is the new one, the reader sees no edit.
+                # Same content at another blob (line endings) or path, or rendered again (an upgrade, an
+                # image stored under a new key): the HTML is the new one; an edit only if it differs.
+                toc = _toc_json(parsed)
+                moved = {BookChapter.updated_at: now} if _output_changed(old, parsed) else {}
                 BookChapter.update(
-                    path=parsed.path,
-                    blob_sha=parsed.blob_sha,
-                    position=chapter.position,
-                    content_html=parsed.content_html,
-                    toc=json.dumps([entry.as_json() for entry in parsed.toc], ensure_ascii=False),
+                    {
+                        BookChapter.path: parsed.path,
+                        BookChapter.blob_sha: parsed.blob_sha,
+                        BookChapter.position: chapter.position,
+                        BookChapter.content_html: parsed.content_html,
+                        BookChapter.toc: toc,
+                        BookChapter.render_fingerprint: write.render_fingerprint,
+                        BookChapter.output_hash: output_hash(parsed.content_html, toc),
+                        **moved,
+                    }
                 ).where(BookChapter.book == book_id, BookChapter.slug == chapter.slug).bind(
                     self._db
                 ).execute()
@@ -217,7 +236,10 @@ class BookQueries(StoreBase):
         return seen
 
 
-def _chapter_row(book_id: int, position: int, parsed: Any, now: datetime) -> dict[str, Any]:
+def _chapter_row(
+    book_id: int, position: int, parsed: Any, render_fingerprint: str | None, now: datetime
+) -> dict[str, Any]:
+    toc = _toc_json(parsed)
     return {
         "book": book_id,
         "slug": parsed.slug,
@@ -227,34 +249,24 @@ def _chapter_row(book_id: int, position: int, parsed: Any, now: datetime) -> dic
         "position": position,
         "content": parsed.content,
         "content_html": parsed.content_html,
-        "toc": json.dumps([entry.as_json() for entry in parsed.toc], ensure_ascii=False),
+        "toc": toc,
         "content_hash": parsed.content_hash,
+        "render_fingerprint": render_fingerprint,
+        "output_hash": output_hash(parsed.content_html, toc),
         "created_at": now,
         "updated_at": now,
     }
 
 
-def book_index_queries(user: Any) -> tuple[Any, Any]:
-    """The two SELECTs of ``load_book_index`` (``user``: an id, or a subquery giving one)."""
-    return (
-        Book.select(*_BOOK_COLUMNS).where(Book.user == user),
-        BookChapter.select(*_CHAPTER_COLUMNS).join(Book).where(Book.user == user),
-    )
+def _toc_json(parsed: Any) -> str:
+    return json.dumps([entry.as_json() for entry in parsed.toc], ensure_ascii=False)
 
 
-def book_index_from_rows(
-    books: Sequence[tuple[Any, ...]], chapters: Sequence[tuple[Any, ...]]
-) -> dict[str, StoredBook]:
-    """``load_book_index``'s answer from the rows of ``book_index_queries`` as the driver returned
-    them (sent in a batch: the columns' conversions, booleans and times, are applied here)."""
-    return _book_index(_converted(books, _BOOK_COLUMNS), _converted(chapters, _CHAPTER_COLUMNS))
-
-
-def _converted(rows: Sequence[tuple[Any, ...]], columns: Sequence[Any]) -> list[tuple[Any, ...]]:
-    return [
-        tuple(v if v is None else c.python_value(v) for c, v in zip(columns, row, strict=True))
-        for row in rows
-    ]
+def _output_changed(stored: StoredChapter | None, parsed: Any) -> bool:
+    """Whether a chapter read again renders to other HTML than the stored one (not known: no)."""
+    if stored is None or parsed is None or stored.output_hash is None:
+        return False
+    return stored.output_hash != output_hash(parsed.content_html, _toc_json(parsed))
 
 
 def _book_index(
@@ -285,4 +297,5 @@ def _stored_book(row: tuple[Any, ...], chapters: Mapping[str, StoredChapter]) ->
         at,
         chapters,
         cover_url=row[11],
+        render_fingerprint=row[12],
     )

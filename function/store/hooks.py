@@ -15,11 +15,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-import peewee
-
-from function.store.connection import Session
-from function.store.forward import Forward
-from function.store.hook_endpoints import HookEndpoints, HookQueries, new_id
+from function.store.hook_endpoints import HookEndpoints, new_id
 from function.store.hook_records import AttemptRecord, EventRecord, NewAttempt
 from function.store.models import HookAttempt, HookEndpoint, HookEvent, to_naive_utc
 
@@ -59,24 +55,10 @@ _ATTEMPT_COLUMNS = (
 )
 
 
-class HookStore(HookQueries):
+class HookStore(HookEndpoints):
     """Reads and writes the outgoing webhooks' tables on ``db`` (connected by the caller's job); a part
-    of ``PeeweeStore`` (``store.hooks``), or on its own for a database. The endpoints are a part of their
-    own (``endpoints``, ``function.store.hook_endpoints``), their methods this store's too."""
-
-    def __init__(self, db: Session | peewee.Database | peewee.DatabaseProxy) -> None:
-        super().__init__(db)
-        self.endpoint_queries = HookEndpoints(self._session)
-
-    add_endpoint = Forward("endpoint_queries", HookEndpoints.add_endpoint)
-    endpoint = Forward("endpoint_queries", HookEndpoints.endpoint)
-    endpoints = Forward("endpoint_queries", HookEndpoints.endpoints)
-    endpoints_for = Forward("endpoint_queries", HookEndpoints.endpoints_for)
-    remove_endpoint = Forward("endpoint_queries", HookEndpoints.remove_endpoint)
-    rotate_secret = Forward("endpoint_queries", HookEndpoints.rotate_secret)
-    mark_healthy = Forward("endpoint_queries", HookEndpoints.mark_healthy)
-    mark_failing = Forward("endpoint_queries", HookEndpoints.mark_failing)
-    disable = Forward("endpoint_queries", HookEndpoints.disable)
+    of ``PeeweeStore`` (``store.hooks``), or on its own for a database. The endpoints' queries are in
+    ``function.store.hook_endpoints``, which this class extends with the events and the attempts."""
 
     # -- queueing --------------------------------------------------------------------------------
 

@@ -76,6 +76,12 @@ class Article(BaseModel):
     content_hash = StringField(max_length=64)
     # sha256 of the sorted tag paths: lets a content change skip the tag tables when tags are the same.
     tags_hash = StringField(max_length=64, default="")
+    # What the HTML was rendered with (``function.articles.render_fingerprint``): a sync renders the
+    # article again when it is not the running code's. Null: rendered before it was recorded.
+    render_fingerprint = StringField(max_length=32, null=True)
+    # sha256 of the HTML and the table of contents (``write_plan.output_hash``): whether a new render
+    # changed what readers get. Null only on a row the migration has not reached.
+    output_hash = StringField(max_length=64, null=True)
     publish = peewee.BooleanField(default=False)
     archived = peewee.BooleanField(default=False)
     published_at = UtcDateTimeField(null=True)
@@ -325,6 +331,8 @@ class Book(BaseModel):
     cover_url = Utf8TextField(null=True)
     chapter_count = peewee.IntegerField(default=0)
     content_hash = StringField(max_length=64)
+    # What the book was written with (``function.articles.render_fingerprint``), as for articles.
+    render_fingerprint = StringField(max_length=32, null=True)
     publish = peewee.BooleanField(default=False)
     archived = peewee.BooleanField(default=False)
     published_at = UtcDateTimeField(null=True)
@@ -353,6 +361,9 @@ class BookChapter(BaseModel):
     content_html = LongTextField()
     toc = LongTextField()  # JSON [{"level", "id", "text"}]
     content_hash = StringField(max_length=64)
+    # What the HTML was rendered with, and its hash, as for articles.
+    render_fingerprint = StringField(max_length=32, null=True)
+    output_hash = StringField(max_length=64, null=True)
     created_at = UtcDateTimeField()
     updated_at = UtcDateTimeField()
 

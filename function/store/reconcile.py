@@ -49,6 +49,8 @@ _INDEX_COLUMNS = (
     Article.updated_at,
     Article.tags_hash,
     Article.publish,
+    Article.render_fingerprint,
+    Article.output_hash,
 )
 # Slugs, SHAs, hashes, flags and times never hold a tab; the path, which may, is packed last.
 _PACKED_SEPARATOR = "\t"
@@ -67,6 +69,8 @@ _UPSERT_PRESERVE = (
     Article.toc,
     Article.content_hash,
     Article.tags_hash,
+    Article.render_fingerprint,
+    Article.output_hash,
     Article.publish,
     Article.archived,
     Article.published_at,
@@ -131,7 +135,7 @@ class ReconcileQueries(StoreBase):
         it about 35 ms of CPU, as much as the round trip itself, and every push of a large blog pays
         it. One string per row is split in C and its times parsed with ``fromisoformat`` (about 10 ms).
         The path, the one column that may hold a tab, comes last and is split off whole."""
-        return unpack_index(self._rows(packed_index_query(user_id)))
+        return _unpack_index(self._rows(_packed_index_query(user_id)))
 
     @_translated
     def apply(
@@ -142,15 +146,19 @@ class ReconcileQueries(StoreBase):
         now: datetime,
         *,
         index: Mapping[str, StoredArticle],
+        render_fingerprint: str | None = None,
     ) -> ApplyResult:
         """Write ``articles`` and archive ``archive_slugs`` for the user, all or nothing.
 
         Per article: a new one gets created_at = updated_at = now; one whose content hash is the same
-        (and is not archived) keeps updated_at and only has its path and blob SHA refreshed; any other
-        gets updated_at = now. published_at is the front matter's time when it names one, else it is set
-        the first time an article is published (the slug's leading date, its history's, or now) and kept after
+        (and is not archived) and whose HTML renders the same keeps updated_at (its path, blob SHA and
+        render fingerprint are refreshed); any other gets updated_at = now. published_at is the front
+        matter's time when it names one, else it is set the first time an article is published (the
+        slug's leading date, its file's addition in the history, or now) and kept after
         (``publication_time``). Every given article is un-archived; its tags are replaced when they
-        changed. Archiving sets archived and archived_at, keeps updated_at, and never touches a given slug.
+        changed. Archiving sets archived and archived_at, keeps updated_at, and never touches a given
+        slug.
+        ``render_fingerprint``: what the articles were rendered with, recorded beside them.
 
         ``index`` is the caller's ``load_index`` read, taken while it holds ``user_lock`` (so no one
         else can have written since): the rows are not read again. There is no other way to apply: the
@@ -172,7 +180,7 @@ class ReconcileQueries(StoreBase):
             return ApplyResult(0, 0, 0)
         now = to_naive_utc(now)
         known = {slug: Existing.of(index[slug]) for slug in slugs if slug in index}
-        plan = WritePlan(user_id, articles, known, now)
+        plan = WritePlan(user_id, articles, known, now, render_fingerprint)
         upserts = self._article_upserts(plan.rows)
         if not plan.retag and not to_archive and len(upserts) <= 1:
             # A single statement is atomic by itself: no BEGIN/COMMIT for the server to run.
@@ -230,8 +238,8 @@ class ReconcileQueries(StoreBase):
         queue_tag_rewrite(self._db, tx, user_id, changed, stale)
 
 
-def packed_index_query(user: Any) -> Any:
-    """The SELECT of ``_load_packed_index`` (``user``: an id, or a subquery giving one)."""
+def _packed_index_query(user_id: int) -> Any:
+    """The SELECT of ``_load_packed_index``."""
     return Article.select(
         fn.CONCAT_WS(
             _PACKED_SEPARATOR,
@@ -245,18 +253,32 @@ def packed_index_query(user: Any) -> Any:
             Article.updated_at,
             Article.tags_hash,
             Article.publish,
+            fn.IFNULL(Article.render_fingerprint, ""),
+            fn.IFNULL(Article.output_hash, ""),
             Article.path,
         )
-    ).where(Article.user == user)
+    ).where(Article.user == user_id)
 
 
-def unpack_index(rows: Sequence[tuple[Any, ...]]) -> dict[str, StoredArticle]:
-    """The rows of ``packed_index_query``, split, by slug."""
+def _unpack_index(rows: Sequence[tuple[Any, ...]]) -> dict[str, StoredArticle]:
+    """The rows of ``_packed_index_query``, split, by slug."""
     index: dict[str, StoredArticle] = {}
     for (packed,) in rows:
-        (row_id, slug, blob, content, archived, published, created, updated, tags, publish, path) = (
-            packed.split(_PACKED_SEPARATOR, 10)
-        )
+        (
+            row_id,
+            slug,
+            blob,
+            content,
+            archived,
+            published,
+            created,
+            updated,
+            tags,
+            publish,
+            fingerprint,
+            output,
+            path,
+        ) = packed.split(_PACKED_SEPARATOR, 12)
         index[slug] = StoredArticle(
             id=int(row_id),
             slug=slug,
@@ -269,5 +291,7 @@ def unpack_index(rows: Sequence[tuple[Any, ...]]) -> dict[str, StoredArticle]:
             updated_at=datetime.fromisoformat(updated),
             tags_hash=tags,
             publish=publish != "0",
+            render_fingerprint=fingerprint or None,
+            output_hash=output or None,
         )
     return index

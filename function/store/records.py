@@ -10,8 +10,7 @@ from typing import Any, NotRequired, TypedDict
 
 class DeliveryFinish(TypedDict):
     """How a delivery's processing ended, as ``finish_delivery`` records it: declared once here, taken as
-    keywords by the store's method, its UPDATE (``deliveries.finish_query``), ``finish_and_release`` and
-    the worker's port."""
+    keywords by the store's method and the worker's port."""
 
     head_sha: str | None
     processed: int
@@ -74,6 +73,8 @@ class StoredArticle:
     updated_at: datetime
     tags_hash: str
     publish: bool = False  # a draft when False: counted by sync's "drafts"
+    render_fingerprint: str | None = None  # what its HTML was rendered with (None: not recorded)
+    output_hash: str | None = None  # the hash of its HTML and table of contents (None: not known)
 
 
 @dataclass(frozen=True)

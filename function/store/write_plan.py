@@ -28,6 +28,7 @@ class Existing:
     archived: bool
     tags_hash: str
     publish: bool
+    output_hash: str | None = None
 
     @classmethod
     def of(cls, stored: StoredArticle) -> Existing:
@@ -41,6 +42,7 @@ class Existing:
             stored.archived,
             stored.tags_hash,
             stored.publish,
+            stored.output_hash,
         )
 
 
@@ -58,7 +60,12 @@ class WritePlan:
     """The rows to upsert and the articles whose tags must be rewritten, from what is stored."""
 
     def __init__(
-        self, user_id: int, articles: Sequence[ParsedArticle], existing: dict[str, Existing], now: datetime
+        self,
+        user_id: int,
+        articles: Sequence[ParsedArticle],
+        existing: dict[str, Existing],
+        now: datetime,
+        render_fingerprint: str | None = None,
     ) -> None:
         self.existing = existing
         self.rows: list[dict[str, Any]] = []
@@ -69,7 +76,15 @@ class WritePlan:
         self.unpublished: list[str] = []
         for article in articles:
             old = existing.get(article.slug)
-            same = old is not None and old.content_hash == article.content_hash and not old.archived
+            toc = toc_json(article)
+            output = output_hash(article.content_html, toc)
+            # The same content, rendered to the same HTML (an unknown stored HTML counts as the same).
+            same = (
+                old is not None
+                and old.content_hash == article.content_hash
+                and not old.archived
+                and old.output_hash in (None, output)
+            )
             if same:
                 self.unchanged += 1
             else:
@@ -78,7 +93,8 @@ class WritePlan:
                 old is not None and old.tags_hash != tags_hash(article.tags)
             ):
                 self.retag.append(article)
-            row = article_row(user_id, article, old, same, now)
+            row = article_row(user_id, article, old, same, now, toc=toc)
+            row.update(output_hash=output, render_fingerprint=render_fingerprint)
             self.rows.append(row)
             self._note_what_readers_see(article.slug, old, row, same, now)
 
@@ -105,13 +121,28 @@ class WritePlan:
         )
 
 
+def output_hash(html: str, toc: str) -> str:
+    """sha256 hex of what a render gave readers: the HTML and the table of contents (as stored, JSON).
+    Unlike ``content_hash``, which says whether the author changed anything, it says whether the HTML
+    did: after an upgrade that renders differently, only the articles whose HTML changed are updates."""
+    digest = hashlib.sha256(html.encode("utf-8", "surrogatepass"))
+    digest.update(b"\0")
+    digest.update(toc.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def toc_json(article: ParsedArticle) -> str:
+    """The table of contents as the ``toc`` column stores it."""
+    return json.dumps([entry.as_json() for entry in article.toc], ensure_ascii=False)
+
+
 def tags_hash(tags: Sequence[str]) -> str:
     """A fingerprint of an article's tag set (order and duplicates do not matter)."""
     return hashlib.sha256("\n".join(sorted(set(tags))).encode()).hexdigest()
 
 
 def article_row(
-    user_id: int, article: ParsedArticle, old: Existing | None, same: bool, now: datetime
+    user_id: int, article: ParsedArticle, old: Existing | None, same: bool, now: datetime, *, toc: str
 ) -> dict[str, Any]:
     if old is None:
         created_at, updated_at = now, now
@@ -130,7 +161,7 @@ def article_row(
         "emoji": article.emoji,
         "content": article.content,
         "content_html": article.content_html,
-        "toc": json.dumps([entry.as_json() for entry in article.toc], ensure_ascii=False),
+        "toc": toc,
         "content_hash": article.content_hash,
         "tags_hash": tags_hash(article.tags),
         "publish": article.publish,

@@ -129,7 +129,7 @@ def user_name_for(login: str, mapping: Mapping[str, str], account_id: int | None
 
 
 class UserStore(Protocol):
-    """The part of ``function.store.facade.PeeweeStore`` this module uses."""
+    """The users part of ``function.store.facade.PeeweeStore`` (``store.users``), as this module uses it."""
 
     def get_user(self, name: str) -> UserRecord | None: ...
     def find_user_by_installation(self, installation_id: int) -> UserRecord | None: ...
@@ -171,7 +171,7 @@ class Outcome:
 
 
 def apply(
-    store: UserStore,
+    users: UserStore,
     change: InstallationChange,
     mapping: Mapping[str, str],
     delivery: str,
@@ -206,10 +206,10 @@ def apply(
         login = getattr(current, "login", None) or change.login
         account_id = getattr(current, "account_id", None)
     if effect == "clear":
-        holder = store.find_user_by_installation(change.installation_id)
+        holder = users.find_user_by_installation(change.installation_id)
         if holder is None:
             return Outcome("skipped", reason=f"no user has installation {change.installation_id}")
-        store.set_installation(holder.name, None)
+        users.set_installation(holder.name, None)
         log.info("Installation cleared", extra={**fields, "user": holder.name})
         return Outcome("cleared", holder.name)
     if not login:
@@ -218,7 +218,7 @@ def apply(
         raise BadRequest(f"{change.event}: installation {change.installation_id} names no account id")
     fields["login"], fields["account_id"] = login, account_id
 
-    linked = store.find_user_by_account(account_id)
+    linked = users.find_user_by_account(account_id)
     name = linked.name if linked is not None else user_name_for(login, mapping, account_id)
     if name is None:
         log.warning("Installation for a user the map gives to another account", extra=fields)
@@ -226,7 +226,7 @@ def apply(
             "skipped",
             reason=f"account {login!r} is not the one GITHUB_INSTALLATION_USER_MAP links to user {login!r}",
         )
-    user = linked or store.get_user(name)
+    user = linked or users.get_user(name)
     if user is None:
         log.warning(
             "Installation for unknown user",
@@ -237,7 +237,7 @@ def apply(
             },
         )
         return Outcome("skipped", reason=f"no user named {name!r} for account {login!r}")
-    owner = store.account_of(name) if linked is None else account_id
+    owner = users.account_of(name) if linked is None else account_id
     if owner is not None and owner != account_id:
         log.warning("Installation from another account than the user's", extra={**fields, "user": name})
         return Outcome(
@@ -245,19 +245,19 @@ def apply(
             reason=f"user {name!r} is linked to another GitHub account than {login!r} (id {account_id})",
         )
     if owner is None:
-        store.link_account(name, account_id)
+        users.link_account(name, account_id)
     if user.repository is None and change.only_repository is not None:
-        store.pin_repository(user.id, *change.only_repository)
+        users.pin_repository(user.id, *change.only_repository)
         log.info(
             "Repository named by the installation", extra={**fields, "repository": change.only_repository[0]}
         )
     if user.installation_id == change.installation_id:
         return Outcome("unchanged", name)
-    holder = store.find_user_by_installation(change.installation_id)
+    holder = users.find_user_by_installation(change.installation_id)
     if holder is not None and holder.name != name:
-        store.set_installation(holder.name, None)
+        users.set_installation(holder.name, None)
         log.warning("Installation moved from another user", extra={**fields, "user": holder.name})
-    store.set_installation(name, change.installation_id)
+    users.set_installation(name, change.installation_id)
     log.info(
         "Installation linked",
         extra={**fields, "user": name, "previous_installation_id": user.installation_id},
@@ -284,8 +284,11 @@ def current_state(
     return lookup(change.installation_id)
 
 
-class JobUserStore(UserStore, Protocol):
+class JobUserStore(Protocol):
     """A job's store: its users, and the database whose transaction makes a change all or nothing."""
+
+    @property
+    def users(self) -> UserStore: ...
 
     @property
     def db(self) -> peewee.Database: ...
@@ -303,7 +306,7 @@ class InstallationServices(Protocol):
 def apply_in(svc: InstallationServices, change: InstallationChange, delivery: str) -> dict[str, Any]:
     current = current_state(svc.installation_lookup(), change)
     with svc.store() as store, store.db.atomic():
-        outcome = apply(store, change, svc.settings.installation_user_map, delivery, current)
+        outcome = apply(store.users, change, svc.settings.installation_user_map, delivery, current)
     return outcome.to_json(change.installation_id)
 
 

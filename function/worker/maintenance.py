@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 
 from function.errors import BadRequest, Conflict, SchemaMismatch, UserExists
 
@@ -23,13 +24,28 @@ if TYPE_CHECKING:
 
     from function.services import Services
     from function.store.migrations.runner import MigrationReport
+    from function.store.records import UserRecord
 
 INIT_DB_KIND = "init-db"
 ADD_USER_KIND = "add-user"
 KINDS = frozenset({INIT_DB_KIND, ADD_USER_KIND})
 
+# A maintenance event as decoded from its JSON, and the JSON of its answer.
+Event = Mapping[str, object]
+Answer = dict[str, str | int | list[str] | None]
 
-def maintenance_event(raw: bytes) -> dict[str, Any] | None:
+
+class NewUsers(Protocol):
+    """What registering a user needs of the store's users part (``store.users``)."""
+
+    def add_user(
+        self, name: str, email: str, installation_id: int | None, repository: str | None = None
+    ) -> UserRecord: ...
+    def get_user(self, name: str) -> UserRecord | None: ...
+    def find_user_by_installation(self, installation_id: int) -> UserRecord | None: ...
+
+
+def maintenance_event(raw: bytes) -> Event | None:
     """The event when ``raw`` is one of ``KINDS`` (an envelope's kind is always one of its own)."""
     if len(raw) > 4096:
         return None
@@ -42,7 +58,7 @@ def maintenance_event(raw: bytes) -> dict[str, Any] | None:
     return None
 
 
-def run(services: Services, event: dict[str, Any]) -> dict[str, Any]:
+def run(services: Services, event: Event) -> Answer:
     """Run a maintenance event; its answer, or BadRequest / Conflict / SchemaMismatch (all 4xx)."""
     if event["kind"] == INIT_DB_KIND:
         return run_init_db(services)
@@ -65,20 +81,22 @@ def new_user_problem(
     return None
 
 
-def add_user(store: Any, name: str, email: str, installation_id: int | None, repository: str | None) -> Any:
+def add_user(
+    users: NewUsers, name: str, email: str, installation_id: int | None, repository: str | None
+) -> UserRecord:
     """Register a user; Conflict naming what is taken (the name, or the installation and its holder)."""
-    refuse_taken(store, name, installation_id)
+    refuse_taken(users, name, installation_id)
     try:
-        return store.add_user(name, email, installation_id, repository)
+        return users.add_user(name, email, installation_id, repository)
     except UserExists:
         # Registered by someone else between the check and the insert: say which, as above.
-        refuse_taken(store, name, installation_id)
+        refuse_taken(users, name, installation_id)
         raise
 
 
-def refuse_taken(store: Any, name: str, installation_id: int | None) -> None:
+def refuse_taken(users: NewUsers, name: str, installation_id: int | None) -> None:
     """Conflict with one line naming what is taken, and what to do instead."""
-    existing = store.get_user(name)
+    existing = users.get_user(name)
     if existing is not None:
         inst = existing.installation_id
         raise Conflict(
@@ -88,7 +106,7 @@ def refuse_taken(store: Any, name: str, installation_id: int | None) -> None:
             f"`blog-api users set-installation --name {name} --installation-id N`"
         )
     if installation_id is not None:
-        holder = store.find_user_by_installation(installation_id)
+        holder = users.find_user_by_installation(installation_id)
         if holder is not None:
             raise Conflict(
                 f"installation {installation_id} is already registered to user {holder.name!r}: "
@@ -97,7 +115,7 @@ def refuse_taken(store: Any, name: str, installation_id: int | None) -> None:
             )
 
 
-def run_add_user(services: Services, event: dict[str, Any]) -> dict[str, Any]:
+def run_add_user(services: Services, event: Event) -> Answer:
     """``{"kind": "add-user", "name", "email", "installationId"?, "repository"?}`` → the user added."""
     name, email = event.get("name"), event.get("email")
     installation_id, repository = event.get("installationId"), event.get("repository")
@@ -115,7 +133,7 @@ def run_add_user(services: Services, event: dict[str, Any]) -> dict[str, Any]:
         label = {"installation_id": "installationId"}.get(field, field)
         raise BadRequest(f'"{label}" {rule}')
     with services.store() as store:
-        user = add_user(store, name, email, installation_id, repository)
+        user = add_user(store.users, name, email, installation_id, repository)
     return {
         "status": "added",
         "user": user.name,
@@ -163,7 +181,7 @@ def refuse_differences(differences: list[str]) -> None:
         )
 
 
-def run_init_db(services: Services) -> dict[str, Any]:
+def run_init_db(services: Services) -> Answer:
     """The event's work: ``blog-api init-db``'s, answered ``{"status": "ready", "schemaVersion",
     "migration": [what the migration did, a line each]}``; SchemaMismatch (409) as the command."""
     report = initialise(services.database())

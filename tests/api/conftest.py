@@ -53,7 +53,10 @@ def make_api(db_url: str) -> Iterator[Callable[..., ReadApi]]:
     with connection(db):
         create_tables(db)
         store = PeeweeStore(db)
-        ids = {name: store.add_user(name, f"{name}@example.com", n).id for n, name in ((1, USER), (2, "bob"))}
+        ids = {
+            name: store.users.add_user(name, f"{name}@example.com", n).id
+            for n, name in ((1, USER), (2, "bob"))
+        }
 
     def make(**overrides: Any) -> ReadApi:
         values: dict[str, Any] = {

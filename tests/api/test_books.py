@@ -27,7 +27,7 @@ def books_api(make_api: object) -> ReadApi:
     with connection(api.db):
         store = PeeweeStore(api.db)
         snapshot = source.snapshot(RepoRef("octo/blog", "main"))
-        result = BookSync(store, source, clock=lambda: SYNCED).run(
+        result = BookSync(store.books, source, clock=lambda: SYNCED).run(
             api.user_ids[USER], RepoRef("o/b", None), snapshot
         )
     assert result.failed == 0

@@ -242,7 +242,7 @@ def test_facets_match_a_brute_force_count(
     # GIVEN a new user per example (the database lives for the whole test)
     name = f"u{next(_users)}"
     with connection(api.db):
-        api.user_ids[name] = PeeweeStore(api.db).add_user(name, f"{name}@example.com", None).id
+        api.user_ids[name] = PeeweeStore(api.db).users.add_user(name, f"{name}@example.com", None).id
     generated = [(published, tuple(sorted(tags))) for published, tags in articles]
     api.add(
         [article(f"p{i}", tags=tags, publish=published) for i, (published, tags) in enumerate(generated)],

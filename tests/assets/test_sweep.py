@@ -29,8 +29,8 @@ def test_an_image_gone_past_the_grace_period_is_deleted_unless_its_bytes_are_use
     store: PeeweeStore, tmp_path: Path
 ) -> None:
     # GIVEN alice's two images and bob's copy of the second one, both of alice's gone from her repository
-    alice = store.add_user("alice", "a@example.com", 1, "alice/blog").id
-    bob = store.add_user("bob", "b@example.com", 2, "bob/blog").id
+    alice = store.users.add_user("alice", "a@example.com", 1, "alice/blog").id
+    bob = store.users.add_user("bob", "b@example.com", 2, "bob/blog").id
     folder = FolderAssetStore(tmp_path / "assets")
     red, blue = _put(folder, (255, 0, 0)), _put(folder, (0, 0, 255))
     records = AssetRecords(store.db)

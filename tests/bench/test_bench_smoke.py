@@ -101,8 +101,8 @@ def test_tiny_run_prints_every_case_and_writes_the_fragment(mysql_server: str, t
         assert earlier_row[2].replace(".", "").isdigit(), earlier_row
     else:
         assert earlier_row[2].startswith("not run"), earlier_row
-    # AND a push that changes nothing takes at most three database round trips
-    assert int(rows["no-change push"][5].split(" / ")[0]) <= 3
+    # AND a push that changes nothing takes at most eight database round trips
+    assert int(rows["no-change push"][5].split(" / ")[0]) <= 8
     # AND a list page takes at most two query round trips besides the connection's three
     assert int(rows["read: list page (p50 / p99)"][5].split()[0]) <= 2 + 3
     # AND so does a page by number with its totals; the tag facets take one

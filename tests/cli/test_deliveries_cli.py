@@ -22,9 +22,9 @@ def seed(db_url: str, n: int) -> None:
         store = PeeweeStore(db)
         for i in range(n):
             received = T0 + timedelta(minutes=i)
-            store.start_delivery(f"d-{i:02d}", "push", 1, "alice/blog", received, received)
+            store.deliveries.start_delivery(f"d-{i:02d}", "push", 1, "alice/blog", received, received)
             ok = i % 2 == 0
-            store.finish_delivery(
+            store.deliveries.finish_delivery(
                 f"d-{i:02d}",
                 head_sha="abc",
                 processed=3,
@@ -70,8 +70,8 @@ def test_a_delivery_a_retry_may_pass_says_so_after_its_outcome(sqlite_url: str) 
     db = open_database(sqlite_url)
     with connection(db):
         store = PeeweeStore(db)
-        store.start_delivery("d-502", "push", 1, "alice/blog", T0, T0)
-        store.finish_delivery(
+        store.deliveries.start_delivery("d-502", "push", 1, "alice/blog", T0, T0)
+        store.deliveries.finish_delivery(
             "d-502",
             head_sha="abc",
             processed=1,
@@ -129,8 +129,8 @@ def test_what_a_delivery_recorded_is_printed_without_control_characters(db_url: 
     with connection(db):
         create_tables(db)
         store = PeeweeStore(db)
-        store.start_delivery("\x1b]0;owned\x07\x1b[2J", "push", 1, "alice/blog", T0, T0)
-        store.finish_delivery(
+        store.deliveries.start_delivery("\x1b]0;owned\x07\x1b[2J", "push", 1, "alice/blog", T0, T0)
+        store.deliveries.finish_delivery(
             "\x1b]0;owned\x07\x1b[2J",
             head_sha=None,
             processed=0,

@@ -20,7 +20,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "articles"
 def published_slugs(url: str, user: str) -> set[str]:
     db = open_database(url)
     with connection(db):
-        articles = PeeweeStore(db).published_articles(user)
+        articles = PeeweeStore(db).reads.published_articles(user)
         assert articles is not None, f"no user {user!r}"
         slugs = {a.slug for a in articles}
     db.close()

@@ -38,7 +38,7 @@ def env(db_url: str, zenn_repo: Path) -> dict[str, str | None]:
 def published(url: str) -> dict[str, object]:
     db = open_database(url)
     with connection(db):
-        articles = PeeweeStore(db).published_articles("demo")
+        articles = PeeweeStore(db).reads.published_articles("demo")
         assert articles is not None
         found: dict[str, object] = {a.slug: a.published_at for a in articles}
     db.close()

@@ -104,7 +104,7 @@ def test_add_user_through_the_function_registers_the_user(blog: Blog) -> None:
         },
     }
     with blog.store() as store:
-        user = store.get_user("carol")
+        user = store.users.get_user("carol")
     assert user is not None and user.installation_id == 4242
 
 
@@ -144,4 +144,4 @@ def test_add_user_over_http_is_forbidden(blog: Blog) -> None:
 
     assert answer.status_code == 403
     with blog.store() as store:
-        assert store.get_user("mallory") is None
+        assert store.users.get_user("mallory") is None

@@ -33,7 +33,7 @@ def test_a_push_on_a_schema_a_newer_version_migrated_is_refused_for_good(blog: B
     }
     # AND the job touched nothing: no delivery recorded, no article written
     with blog.store() as store:
-        assert store.get_delivery("newer") is None
+        assert store.deliveries.get_delivery("newer") is None
     assert blog.articles() == []
 
 

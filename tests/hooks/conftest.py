@@ -75,7 +75,7 @@ class Hub:
 
 @pytest.fixture
 def hub(store: PeeweeStore, clock: FakeClock) -> Hub:
-    user = store.add_user("alice", "alice@example.com", 101, "alice/blog")
+    user = store.users.add_user("alice", "alice@example.com", 101, "alice/blog")
     hooks = HookStore(store.db)
     alarm = RecordingAlarm()
     transport = Transport(AddressPolicy(allow_loopback=True), connect_timeout_s=0.5, total_timeout_s=1.0)

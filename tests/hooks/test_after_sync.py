@@ -46,7 +46,7 @@ def told(blog: Blog, clock: FakeClock) -> Blog:
 def register(blog: Blog, url: str, events: tuple[str, ...] = ("articles.changed", "sync.failed")) -> str:
     secret = new_secret()
     with blog.store() as store:
-        user = store.get_user(USER)
+        user = store.users.get_user(USER)
         assert user is not None
         HookStore(store.db).add_endpoint(user.id, url, events, secret, utc_now())
     return secret

@@ -108,7 +108,7 @@ def test_a_push_that_changes_only_a_chapter_tells_the_front_end_which_book(
     told.deliver_via_lambda(delivery="push-1")
     secret = new_secret()
     with told.store() as store:
-        user = store.get_user(USER)
+        user = store.users.get_user(USER)
         assert user is not None
         HookStore(store.db).add_endpoint(
             user.id, receiver.url("/hook"), ("articles.changed",), secret, utc_now()

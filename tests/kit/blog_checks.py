@@ -32,9 +32,9 @@ def requests_for(github: GitHubStandIn, path: str) -> list[StandInRequest]:
 def stored(blog: Blog) -> dict[str, StoredArticle]:
     """Every stored article of the user by slug (archived included), read on a fresh connection."""
     with blog.store() as store:
-        user = store.get_user(USER)
+        user = store.users.get_user(USER)
         assert user is not None
-        return store.load_index(user.id)
+        return store.reconcile.load_index(user.id)
 
 
 def synced_head(blog: Blog) -> str | None:
@@ -42,7 +42,7 @@ def synced_head(blog: Blog) -> str | None:
     with blog.store() as store:
         done = [
             (d.finished_at.isoformat(), d.head_sha)
-            for d in store.recent_deliveries(1000)
+            for d in store.deliveries.recent_deliveries(1000)
             if d.outcome in ("success", "partial") and d.finished_at is not None
         ]
     return max(done)[1] if done else None
@@ -50,7 +50,7 @@ def synced_head(blog: Blog) -> str | None:
 
 def delivery(blog: Blog, delivery_id: str) -> DeliveryRecord:
     with blog.store() as store:
-        record = store.get_delivery(delivery_uuid(delivery_id))
+        record = store.deliveries.get_delivery(delivery_uuid(delivery_id))
     assert record is not None, f"delivery {delivery_id} was never recorded"
     return record
 

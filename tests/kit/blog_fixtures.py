@@ -163,7 +163,7 @@ def make_blog(
 
     with connection(db):
         create_tables(db)
-        PeeweeStore(db).add_user(USER, "alice@example.com", INSTALLATION_ID, REPO)
+        PeeweeStore(db).users.add_user(USER, "alice@example.com", INSTALLATION_ID, REPO)
 
     def make(**options: Any) -> Blog:
         http_options = {k[5:]: v for k, v in options.items() if k.startswith("http_")}

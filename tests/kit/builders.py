@@ -68,5 +68,7 @@ def apply_as_worker(
 ) -> ApplyResult:
     """``store.apply`` the way the worker calls it: with the user's index, read under the user's lock
     (there is no other way to apply)."""
-    with store.user_lock(user_id, 5.0):
-        return store.apply(user_id, articles, archive, now, index=store.load_index(user_id))
+    with store.locks.user_lock(user_id, 5.0):
+        return store.reconcile.apply(
+            user_id, articles, archive, now, index=store.reconcile.load_index(user_id)
+        )

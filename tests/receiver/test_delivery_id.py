@@ -37,7 +37,7 @@ def test_a_delivery_id_not_shaped_like_githubs_is_a_400_and_stores_nothing(blog:
     assert answer.get_json()["error"] == "BAD_REQUEST"
     assert "X-GitHub-Delivery" in answer.get_json()["message"]
     with blog.store() as store:
-        assert store.recent_deliveries(10) == []
+        assert store.deliveries.recent_deliveries(10) == []
 
 
 def test_githubs_delivery_id_is_recorded_as_sent(blog: Blog) -> None:

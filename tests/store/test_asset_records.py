@@ -17,7 +17,7 @@ KEY = "a" * 64 + ".png"
 
 @pytest.fixture
 def user(store: PeeweeStore) -> UserRecord:
-    return store.add_user("alice", "alice@example.com", 101, "alice/blog")
+    return store.users.add_user("alice", "alice@example.com", 101, "alice/blog")
 
 
 @pytest.fixture

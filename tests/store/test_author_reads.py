@@ -13,9 +13,11 @@ from tests.kit.builders import T0, apply_as_worker, article, at
 
 @pytest.fixture
 def user(store: PeeweeStore) -> UserRecord:
-    store.add_user("bob", "bob@example.com", 102)
-    apply_as_worker(store, store.add_user("other", "o@example.com", 103).id, [article("not-yours")], [], T0)
-    return store.add_user("alice", "alice@example.com", 101)
+    store.users.add_user("bob", "bob@example.com", 102)
+    apply_as_worker(
+        store, store.users.add_user("other", "o@example.com", 103).id, [article("not-yours")], [], T0
+    )
+    return store.users.add_user("alice", "alice@example.com", 101)
 
 
 def test_drafts_come_first_then_published_articles_newest_first(store: PeeweeStore, user: UserRecord) -> None:

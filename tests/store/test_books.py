@@ -52,37 +52,41 @@ def write(
 
 
 def test_a_book_is_published_updated_and_unpublished(store: PeeweeStore) -> None:
-    user = store.add_user("alice", "a@example.com", 1)
+    user = store.users.add_user("alice", "a@example.com", 1)
 
-    first = store.apply_book(user.id, write([chapter("a"), chapter("b")]), None, NOW)
-    stored = store.load_book_index(user.id)["my-first-book"]
-    edited = store.apply_book(user.id, write([chapter("a", "New."), None], slugs=["a", "b"]), stored, LATER)
-    stored = store.load_book_index(user.id)["my-first-book"]
-    hidden = store.apply_book(user.id, write([None, None], publish=False, slugs=["a", "b"]), stored, LATER)
+    first = store.books.apply_book(user.id, write([chapter("a"), chapter("b")]), None, NOW)
+    stored = store.books.load_book_index(user.id)["my-first-book"]
+    edited = store.books.apply_book(
+        user.id, write([chapter("a", "New."), None], slugs=["a", "b"]), stored, LATER
+    )
+    stored = store.books.load_book_index(user.id)["my-first-book"]
+    hidden = store.books.apply_book(
+        user.id, write([None, None], publish=False, slugs=["a", "b"]), stored, LATER
+    )
 
     assert (first, edited, hidden) == ("published", "updated", "unpublished")
-    assert store.published_book("alice", "my-first-book", now=LATER) is None
-    assert sorted(store.load_book_index(user.id)["my-first-book"].chapters) == ["a", "b"]
+    assert store.book_reads.published_book("alice", "my-first-book", now=LATER) is None
+    assert sorted(store.books.load_book_index(user.id)["my-first-book"].chapters) == ["a", "b"]
 
 
 def test_big_chapters_are_written_in_bounded_inserts(store: PeeweeStore) -> None:
-    user = store.add_user("alice", "a@example.com", 1)
+    user = store.users.add_user("alice", "a@example.com", 1)
     big = [chapter(f"c{i}", "x" * 1_500_000) for i in range(4)]  # 3 MB a row with its HTML
 
     with count_statements(store.db) as seen:
-        store.apply_book(user.id, write(big), None, NOW)
+        store.books.apply_book(user.id, write(big), None, NOW)
 
     inserts = [s for s in seen.matching("INSERT") if "book_chapters" in s]
     assert len(inserts) == 4
-    book = store.published_book("alice", "my-first-book", now=NOW)
+    book = store.book_reads.published_book("alice", "my-first-book", now=NOW)
     assert book is not None and [c.slug for c in book.chapters] == ["c0", "c1", "c2", "c3"]
 
 
 def test_archiving_hides_a_book_and_names_it_once(store: PeeweeStore) -> None:
-    user = store.add_user("alice", "a@example.com", 1)
-    store.apply_book(user.id, write([chapter("a")]), None, NOW)
+    user = store.users.add_user("alice", "a@example.com", 1)
+    store.books.apply_book(user.id, write([chapter("a")]), None, NOW)
 
-    assert store.archive_books(user.id, ["my-first-book"], LATER) == ["my-first-book"]
-    assert store.archive_books(user.id, ["my-first-book"], LATER) == []
-    assert store.published_book("alice", "my-first-book", now=LATER) is None
-    assert store.load_book_index(user.id)["my-first-book"].archived
+    assert store.books.archive_books(user.id, ["my-first-book"], LATER) == ["my-first-book"]
+    assert store.books.archive_books(user.id, ["my-first-book"], LATER) == []
+    assert store.book_reads.published_book("alice", "my-first-book", now=LATER) is None
+    assert store.books.load_book_index(user.id)["my-first-book"].archived

@@ -303,7 +303,7 @@ def test_lock_wait_that_times_out_answers_503_writes_nothing_and_the_retry_runs(
     assert 0.4 <= waited < 3
     assert "another sync of this user is still running" in str(raised.value)
     with blog.store() as store:
-        assert store.get_delivery("second") is None
+        assert store.deliveries.get_delivery("second") is None
 
     # WHEN the first finishes and Lambda retries THEN the second delivery runs
     gate.open()
@@ -340,7 +340,7 @@ def test_a_database_without_tables_answers_503_naming_init_db_and_the_retry_heal
     db = open_database(url)
     with connection(db):
         create_tables(db)
-        PeeweeStore(db).add_user("alice", "a@example.com", INSTALLATION_ID, REPO)
+        PeeweeStore(db).users.add_user("alice", "a@example.com", INSTALLATION_ID, REPO)
     db.close()
     again = app.test_client().post("/webhooks/github", data=body, headers=github_headers(body))
     assert again.status_code == 200, again.get_json()

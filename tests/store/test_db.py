@@ -119,7 +119,7 @@ def test_statement_counter_sees_transaction_control(db_url: str) -> None:
 
 def test_upsert_many_inserts_then_updates(store: PeeweeStore) -> None:
     db = store.db
-    store.add_user("alice", "old@example.com", 1)
+    store.users.add_user("alice", "old@example.com", 1)
 
     statements = upsert_many(
         db,
@@ -130,7 +130,7 @@ def test_upsert_many_inserts_then_updates(store: PeeweeStore) -> None:
     )
 
     assert statements == 1
-    alice, bob = store.get_user("alice"), store.get_user("bob")
+    alice, bob = store.users.get_user("alice"), store.users.get_user("bob")
     assert alice is not None and alice.email == "new@example.com" and alice.installation_id == 1
     assert bob is not None
 
@@ -142,10 +142,10 @@ def test_upsert_many_of_nothing_sends_nothing(store: PeeweeStore) -> None:
 
 
 def test_four_byte_characters_round_trip(store: PeeweeStore) -> None:
-    user = store.add_user("alice", "a@example.com", 1)
+    user = store.users.add_user("alice", "a@example.com", 1)
     apply_as_worker(
         store, user.id, [article("sushi", title="寿司 🍣", body="𠮷野家 🍣", tags=("食/🍣",))], [], T0
     )
-    view = store.published_article("alice", "sushi")
+    view = store.reads.published_article("alice", "sushi")
     assert view is not None
     assert (view.title, view.content, view.tags) == ("寿司 🍣", "𠮷野家 🍣", ("食/🍣",))

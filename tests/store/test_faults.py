@@ -32,7 +32,7 @@ def seeded(db_url: str) -> Iterator[tuple[peewee.Database, int]]:
     with connection(db):
         create_tables(db)
         store = PeeweeStore(db)
-        user = store.add_user("alice", "a@example.com", 1)
+        user = store.users.add_user("alice", "a@example.com", 1)
         apply_as_worker(store, user.id, V1, [], T0)
     yield db, user.id
 
@@ -41,9 +41,11 @@ def snapshot(db: peewee.Database, user_id: int) -> tuple[dict[str, StoredArticle
     """Everything the reconcile may touch, read on a fresh connection."""
     with connection(db):
         store = PeeweeStore(db)
-        tags = {slug: (v.tags if (v := store.published_article("alice", slug)) else None) for slug in "abc"}
+        tags = {
+            slug: (v.tags if (v := store.reads.published_article("alice", slug)) else None) for slug in "abc"
+        }
         tag_paths = sorted(row[0] for row in db.execute_sql("SELECT path FROM tags").fetchall())
-        return store.load_index(user_id), {"tags": tags, "all": tag_paths}, None
+        return store.reconcile.load_index(user_id), {"tags": tags, "all": tag_paths}, None
 
 
 # Where the worker's connection dies. On MySQL/TiDB the transaction's statements travel together in one
@@ -96,7 +98,7 @@ def test_connection_killed_mid_apply_leaves_nothing_partial(
     with connection(db):
         create_tables(db)
         store = PeeweeStore(db)
-        user = store.add_user("alice", "a@example.com", 1)
+        user = store.users.add_user("alice", "a@example.com", 1)
         apply_as_worker(store, user.id, V1, [], T0)
         sleep_in_trigger(db, *KILL_POINTS[kill_point])
     before = snapshot(db, user.id)
@@ -130,7 +132,7 @@ def test_connection_killed_between_the_index_read_and_the_writes_leaves_nothing_
     with connection(db):
         create_tables(db)
         store = PeeweeStore(db)
-        user = store.add_user("alice", "a@example.com", 1)
+        user = store.users.add_user("alice", "a@example.com", 1)
         apply_as_worker(store, user.id, V1, [], T0)
     before = snapshot(db, user.id)
     admin = server_from_url(mysql_server).connect()
@@ -139,10 +141,10 @@ def test_connection_killed_between_the_index_read_and_the_writes_leaves_nothing_
         with pytest.raises(DatabaseUnavailable), connection(db):
             worker_session = db.execute_sql("SELECT CONNECTION_ID()").fetchone()[0]
             store = PeeweeStore(db)
-            with store.user_lock(user.id, 5.0):
-                index = store.load_index(user.id)
+            with store.locks.user_lock(user.id, 5.0):
+                index = store.reconcile.load_index(user.id)
                 admin.cursor().execute(f"KILL {int(worker_session)}")
-                store.apply(user.id, V2, ["b"], at(60), index=index)
+                store.reconcile.apply(user.id, V2, ["b"], at(60), index=index)
     finally:
         admin.close()
 
@@ -181,7 +183,7 @@ def test_failing_statement_mid_apply_rolls_everything_back(
         with pytest.raises(peewee.PeeweeException, match="disk full"):
             apply_as_worker(PeeweeStore(db), user_id, V2, ["b"], at(60))
         # THEN the same session sees none of it: the transaction was rolled back, not left open
-        same_session = PeeweeStore(db).load_index(user_id)
+        same_session = PeeweeStore(db).reconcile.load_index(user_id)
 
     assert same_session == before[0]
     assert snapshot(db, user_id) == before
@@ -195,17 +197,17 @@ def test_connection_lost_outside_a_transaction_is_retryable_and_heals(
     db = open_database(mysql_url)
     with connection(db):
         create_tables(db)
-        PeeweeStore(db).add_user("alice", "a@example.com", 1)
+        PeeweeStore(db).users.add_user("alice", "a@example.com", 1)
     admin = server_from_url(mysql_server).connect()
     try:
         with pytest.raises(DatabaseUnavailable), connection(db):
             session = db.execute_sql("SELECT CONNECTION_ID()").fetchone()[0]
             admin.cursor().execute(f"KILL {int(session)}")
-            PeeweeStore(db).get_user("alice")
+            PeeweeStore(db).users.get_user("alice")
     finally:
         admin.close()
     with connection(db):
-        assert PeeweeStore(db).get_user("alice") is not None
+        assert PeeweeStore(db).users.get_user("alice") is not None
 
 
 def closed_port() -> int:
@@ -229,4 +231,4 @@ def test_unreachable_database_is_unavailable_quickly() -> None:
 def test_store_call_without_connection_block_still_translates() -> None:
     db = open_database(f"mysql://app:pw@127.0.0.1:{closed_port()}/blog")
     with pytest.raises(DatabaseUnavailable):
-        PeeweeStore(db).get_user("alice")
+        PeeweeStore(db).users.get_user("alice")

@@ -31,7 +31,7 @@ def hooks(store: PeeweeStore) -> HookStore:
 
 @pytest.fixture
 def endpoint(store: PeeweeStore, hooks: HookStore) -> EndpointRecord:
-    user = store.add_user("alice", "alice@example.com", 101, "alice/blog")
+    user = store.users.add_user("alice", "alice@example.com", 101, "alice/blog")
     return hooks.add_endpoint(user.id, "https://hooks.example.com/in", ["articles.changed"], SECRET, T0)
 
 

@@ -107,11 +107,11 @@ def test_a_job_whose_first_statement_writes_pings_before_it_and_writes_once(
     with connection(db):
         create_tables(db)
     with job_store(db, keep=True) as store:
-        store.add_user("alice", "a@example.com", 1)
+        store.users.add_user("alice", "a@example.com", 1)
     kill(admin, session_of(db))
     # WHEN the next job starts with a write
     with job_store(db, keep=True) as store:
-        store.add_user("bob", "b@example.com", 2)
+        store.users.add_user("bob", "b@example.com", 2)
     # THEN the dead connection was found before the write, and the write happened once
     assert isinstance(db, MySQLDatabase) and db.reconnects == 1
     with connection(db):
@@ -124,16 +124,16 @@ def test_a_lock_is_released_at_the_end_of_its_job_even_when_the_job_fails(mysql_
     db = open_database(mysql_url)
     with connection(db):
         create_tables(db)
-        user = PeeweeStore(db).add_user("alice", "a@example.com", 1)
+        user = PeeweeStore(db).users.add_user("alice", "a@example.com", 1)
     # A job that ends normally: the lock is gone, the connection stays for the next job
-    with job_store(db, keep=True) as store, store.installation_user_locked(1, 1) as locked:
+    with job_store(db, keep=True) as store, store.locks.installation_user_locked(1, 1) as locked:
         assert locked is not None
         assert lock_holder(admin, db, user.id) == session_of(db)
     assert lock_holder(admin, db, user.id) is None
     assert not db.is_closed()
     # A job that fails while holding the lock: released, and the connection is closed too
     with pytest.raises(RuntimeError), job_store(db, keep=True) as store:
-        with store.installation_user_locked(1, 1):
+        with store.locks.installation_user_locked(1, 1):
             raise RuntimeError("the job failed")
     assert lock_holder(admin, db, user.id) is None
     assert db.is_closed()
@@ -143,9 +143,9 @@ def test_a_lock_whose_release_failed_closes_the_kept_connection(mysql_url: str, 
     db = open_database(mysql_url)
     with connection(db):
         create_tables(db)
-        user = PeeweeStore(db).add_user("alice", "a@example.com", 1)
+        user = PeeweeStore(db).users.add_user("alice", "a@example.com", 1)
     # WHEN the RELEASE_LOCK cannot be sent (the session was killed inside the job)
-    with job_store(db, keep=True) as store, store.installation_user_locked(1, 1):
+    with job_store(db, keep=True) as store, store.locks.installation_user_locked(1, 1):
         kill(admin, session_of(db))
     # THEN the store knew it still held the lock and did not keep the connection
     assert db.is_closed()

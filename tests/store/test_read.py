@@ -33,7 +33,7 @@ ARTICLE_KEYS = {
 
 @pytest.fixture
 def user(store: PeeweeStore) -> UserRecord:
-    return store.add_user("alice", "alice@example.com", 101)
+    return store.users.add_user("alice", "alice@example.com", 101)
 
 
 def slugs(views: list[ArticleView] | None) -> list[str] | None:
@@ -44,12 +44,12 @@ def test_newest_published_first(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("old")], [], T0)
     apply_as_worker(store, user.id, [article("new")], [], at(60))
     apply_as_worker(store, user.id, [article("mid")], [], at(30))
-    assert slugs(store.published_articles("alice")) == ["new", "mid", "old"]
+    assert slugs(store.reads.published_articles("alice")) == ["new", "mid", "old"]
 
 
 def test_same_published_at_is_ordered_by_slug_descending(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("b"), article("c"), article("a"), article("B")], [], T0)
-    assert slugs(store.published_articles("alice")) == ["c", "b", "a", "B"]
+    assert slugs(store.reads.published_articles("alice")) == ["c", "b", "a", "B"]
 
 
 def test_a_scheduled_article_is_served_only_once_its_time_has_come(
@@ -58,41 +58,41 @@ def test_a_scheduled_article_is_served_only_once_its_time_has_come(
     apply_as_worker(store, user.id, [article("now")], [], T0)
     apply_as_worker(store, user.id, [article("later")], [], at(3600))  # publishedAt an hour after T0
 
-    assert slugs(store.published_articles("alice", now=at(10))) == ["now"]
-    assert store.published_article("alice", "later", now=at(10)) is None
-    page = store.published_page("alice", limit=10, now=at(10))
+    assert slugs(store.reads.published_articles("alice", now=at(10))) == ["now"]
+    assert store.reads.published_article("alice", "later", now=at(10)) is None
+    page = store.reads.published_page("alice", limit=10, now=at(10))
     assert page is not None and [a.slug for a in page.articles] == ["now"]
 
-    assert slugs(store.published_articles("alice", now=at(3600))) == ["later", "now"]
-    assert store.published_article("alice", "later", now=at(3600)) is not None
+    assert slugs(store.reads.published_articles("alice", now=at(3600))) == ["later", "now"]
+    assert store.reads.published_article("alice", "later", now=at(3600)) is not None
 
 
 def test_drafts_are_not_listed_and_not_found(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("draft", publish=False), article("live")], [], T0)
-    assert slugs(store.published_articles("alice")) == ["live"]
-    assert store.published_article("alice", "draft") is None
+    assert slugs(store.reads.published_articles("alice")) == ["live"]
+    assert store.reads.published_article("alice", "draft") is None
 
 
 def test_unpublished_article_disappears(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a")], [], T0)
     apply_as_worker(store, user.id, [article("a", publish=False)], [], at(1))
-    assert slugs(store.published_articles("alice")) == []
-    assert store.published_article("alice", "a") is None
+    assert slugs(store.reads.published_articles("alice")) == []
+    assert store.reads.published_article("alice", "a") is None
 
 
 def test_unknown_user_is_none_and_known_user_without_articles_is_empty(
     store: PeeweeStore, user: UserRecord
 ) -> None:
-    assert store.published_articles("nobody") is None
-    assert store.published_articles("alice") == []
-    assert store.published_article("nobody", "a") is None
+    assert store.reads.published_articles("nobody") is None
+    assert store.reads.published_articles("alice") == []
+    assert store.reads.published_article("nobody", "a") is None
 
 
 def test_type_filter(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("t", type="tech"), article("i", type="idea")], [], T0)
-    assert slugs(store.published_articles("alice", type="idea")) == ["i"]
-    assert slugs(store.published_articles("alice", type="Idea")) == ["i"]
-    assert slugs(store.published_articles("alice", type="IDEA")) == ["i"]
+    assert slugs(store.reads.published_articles("alice", type="idea")) == ["i"]
+    assert slugs(store.reads.published_articles("alice", type="Idea")) == ["i"]
+    assert slugs(store.reads.published_articles("alice", type="IDEA")) == ["i"]
 
 
 def test_tag_filter_matches_the_tag_and_below(store: PeeweeStore, user: UserRecord) -> None:
@@ -110,12 +110,12 @@ def test_tag_filter_matches_the_tag_and_below(store: PeeweeStore, user: UserReco
         [],
         T0,
     )
-    assert sorted(slugs(store.published_articles("alice", tag="tech/aws")) or []) == [
+    assert sorted(slugs(store.reads.published_articles("alice", tag="tech/aws")) or []) == [
         "below",
         "deeper",
         "exact",
     ]
-    assert sorted(slugs(store.published_articles("alice", tag="tech/aws/")) or []) == [
+    assert sorted(slugs(store.reads.published_articles("alice", tag="tech/aws/")) or []) == [
         "below",
         "deeper",
         "exact",
@@ -126,19 +126,19 @@ def test_tag_filter_has_no_wildcards(store: PeeweeStore, user: UserRecord) -> No
     apply_as_worker(
         store, user.id, [article("a", tags=("tech/aws",)), article("b", tags=("tech_x",))], [], T0
     )
-    assert slugs(store.published_articles("alice", tag="tech/%")) == []
-    assert slugs(store.published_articles("alice", tag="tech_aws")) == []
-    assert slugs(store.published_articles("alice", tag="tech/a_s")) == []
-    assert slugs(store.published_articles("alice", tag="tech_x")) == ["b"]
+    assert slugs(store.reads.published_articles("alice", tag="tech/%")) == []
+    assert slugs(store.reads.published_articles("alice", tag="tech_aws")) == []
+    assert slugs(store.reads.published_articles("alice", tag="tech/a_s")) == []
+    assert slugs(store.reads.published_articles("alice", tag="tech_x")) == ["b"]
 
 
 def test_tag_filter_ignores_case_and_tags_are_served_as_written(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(
         store, user.id, [article("a", tags=("Tech/AWS",)), article("b", tags=("techno",))], [], T0
     )
-    assert slugs(store.published_articles("alice", tag="tech/aws")) == ["a"]
-    assert slugs(store.published_articles("alice", tag="TECH")) == ["a"]
-    listed = store.published_articles("alice", tag="tech")
+    assert slugs(store.reads.published_articles("alice", tag="tech/aws")) == ["a"]
+    assert slugs(store.reads.published_articles("alice", tag="TECH")) == ["a"]
+    listed = store.reads.published_articles("alice", tag="tech")
     assert listed is not None and listed[0].tags == ("Tech/AWS",)
 
 
@@ -150,18 +150,18 @@ def test_tag_and_type_filters_combine(store: PeeweeStore, user: UserRecord) -> N
         [],
         T0,
     )
-    assert slugs(store.published_articles("alice", type="idea", tag="x")) == ["b"]
+    assert slugs(store.reads.published_articles("alice", type="idea", tag="x")) == ["b"]
 
 
 def test_filtered_articles_carry_all_their_tags(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a", tags=("x/y", "b", "x"))], [], T0)
-    listed = store.published_articles("alice", tag="x/y")
+    listed = store.reads.published_articles("alice", tag="x/y")
     assert listed is not None and listed[0].tags == ("b", "x", "x/y")
 
 
 def test_article_json_has_exactly_the_contract_keys(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a", tags=("z", "a/b"), body="# Hi")], [], T0)
-    view = store.published_article("alice", "a")
+    view = store.reads.published_article("alice", "a")
     assert view is not None
 
     data = article_json(view)
@@ -184,7 +184,7 @@ def test_listing_costs_two_statements_whatever_the_count(
     apply_as_worker(store, user.id, [article(f"a{i}", tags=("t", f"t/{i}")) for i in range(count)], [], T0)
 
     with count_statements(store.db) as seen:
-        listed = store.published_articles("alice", tag="t")
+        listed = store.reads.published_articles("alice", tag="t")
 
     assert listed is not None and len(listed) == count
     assert seen.count == 2
@@ -197,11 +197,11 @@ def test_a_page_costs_two_statements_whatever_the_count(
     for start in range(0, count, 50):  # one apply of 150 tagged articles overflows SQLite's parser
         batch = range(start, min(start + 50, count))
         apply_as_worker(store, user.id, [article(f"a{i:03}", tags=("t", f"t/{i}")) for i in batch], [], T0)
-    first = store.published_page("alice", limit=20, tag="t")
+    first = store.reads.published_page("alice", limit=20, tag="t")
     assert first is not None and first.next_key is not None
 
     with count_statements(store.db) as seen:
-        page = store.published_page("alice", limit=20, tag="t", after=first.next_key)
+        page = store.reads.published_page("alice", limit=20, tag="t", after=first.next_key)
 
     assert page is not None and len(page.articles) == min(20, count - 20)
     assert seen.count == 2
@@ -209,7 +209,7 @@ def test_a_page_costs_two_statements_whatever_the_count(
 
 def test_pages_carry_no_bodies(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a", body="x" * 10_000)], [], T0)
-    page = store.published_page("alice", limit=5)
+    page = store.reads.published_page("alice", limit=5)
     assert page is not None and page.next_key is None
     assert (page.articles[0].content, page.articles[0].content_html) == ("", "")
 
@@ -217,5 +217,5 @@ def test_pages_carry_no_bodies(store: PeeweeStore, user: UserRecord) -> None:
 def test_one_article_costs_two_statements(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a", tags=("t",))], [], T0)
     with count_statements(store.db) as seen:
-        assert store.published_article("alice", "a") is not None
+        assert store.reads.published_article("alice", "a") is not None
     assert seen.count == 2

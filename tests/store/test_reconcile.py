@@ -15,18 +15,18 @@ from tests.kit.statements import count_statements
 
 @pytest.fixture
 def user(store: PeeweeStore) -> UserRecord:
-    return store.add_user("alice", "alice@example.com", 101, "alice/blog")
+    return store.users.add_user("alice", "alice@example.com", 101, "alice/blog")
 
 
 def tags_of(store: PeeweeStore, user_name: str, slug: str) -> tuple[str, ...] | None:
-    view = store.published_article(user_name, slug)
+    view = store.reads.published_article(user_name, slug)
     return view.tags if view else None
 
 
 def test_new_article_gets_created_updated_and_published_at_now(store: PeeweeStore, user: UserRecord) -> None:
     result = apply_as_worker(store, user.id, [article("hello")], [], T0)
 
-    stored = store.load_index(user.id)["hello"]
+    stored = store.reconcile.load_index(user.id)["hello"]
     assert (result.written, result.unchanged, result.archived) == (1, 0, 0)
     assert stored.created_at == stored.updated_at == T0
     assert stored.published_at == T0
@@ -35,18 +35,18 @@ def test_new_article_gets_created_updated_and_published_at_now(store: PeeweeStor
 
 def test_timestamps_keep_microseconds(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a")], [], at(0.000001))
-    assert store.load_index(user.id)["a"].updated_at == at(0.000001)
+    assert store.reconcile.load_index(user.id)["a"].updated_at == at(0.000001)
 
 
 def test_aware_now_is_stored_as_naive_utc(store: PeeweeStore, user: UserRecord) -> None:
     tokyo = timezone(timedelta(hours=9))
     apply_as_worker(store, user.id, [article("a")], [], T0.replace(tzinfo=UTC).astimezone(tokyo))
-    assert store.load_index(user.id)["a"].created_at == T0
+    assert store.reconcile.load_index(user.id)["a"].created_at == T0
 
 
 def test_draft_has_no_published_at(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("draft", publish=False)], [], T0)
-    assert store.load_index(user.id)["draft"].published_at is None
+    assert store.reconcile.load_index(user.id)["draft"].published_at is None
 
 
 def test_same_content_under_new_blob_keeps_updated_at(store: PeeweeStore, user: UserRecord) -> None:
@@ -55,7 +55,7 @@ def test_same_content_under_new_blob_keeps_updated_at(store: PeeweeStore, user: 
 
     result = apply_as_worker(store, user.id, [moved(first, blob_sha="f" * 40)], [], at(60))
 
-    stored = store.load_index(user.id)["a"]
+    stored = store.reconcile.load_index(user.id)["a"]
     assert (result.written, result.unchanged) == (0, 1)
     assert stored.updated_at == T0
     assert stored.blob_sha == "f" * 40
@@ -66,32 +66,32 @@ def test_changed_content_moves_updated_at_and_keeps_created_at(store: PeeweeStor
 
     result = apply_as_worker(store, user.id, [article("a", body="v2")], [], at(60))
 
-    stored = store.load_index(user.id)["a"]
+    stored = store.reconcile.load_index(user.id)["a"]
     assert result.written == 1
     assert stored.updated_at == at(60)
     assert stored.created_at == T0
-    view = store.published_article("alice", "a")
+    view = store.reads.published_article("alice", "a")
     assert view is not None and view.content == "v2"
 
 
 def test_metadata_change_moves_updated_at(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a", title="Old")], [], T0)
     apply_as_worker(store, user.id, [article("a", title="New")], [], at(5))
-    assert store.load_index(user.id)["a"].updated_at == at(5)
+    assert store.reconcile.load_index(user.id)["a"].updated_at == at(5)
 
 
 def test_published_at_is_set_on_first_publish(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a", publish=False)], [], T0)
     apply_as_worker(store, user.id, [article("a", publish=True)], [], at(10))
-    assert store.load_index(user.id)["a"].published_at == at(10)
+    assert store.reconcile.load_index(user.id)["a"].published_at == at(10)
 
 
 def test_published_at_is_kept_after_unpublish_and_republish(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a", publish=True)], [], T0)
     apply_as_worker(store, user.id, [article("a", publish=False)], [], at(10))
-    assert store.load_index(user.id)["a"].published_at == T0
+    assert store.reconcile.load_index(user.id)["a"].published_at == T0
     apply_as_worker(store, user.id, [article("a", publish=True, body="again")], [], at(20))
-    assert store.load_index(user.id)["a"].published_at == T0
+    assert store.reconcile.load_index(user.id)["a"].published_at == T0
 
 
 def test_archive_hides_but_keeps_the_article(store: PeeweeStore, user: UserRecord) -> None:
@@ -99,12 +99,12 @@ def test_archive_hides_but_keeps_the_article(store: PeeweeStore, user: UserRecor
 
     result = apply_as_worker(store, user.id, [], ["b"], at(30))
 
-    stored = store.load_index(user.id)["b"]
+    stored = store.reconcile.load_index(user.id)["b"]
     assert result.archived == 1
     assert stored.archived is True
     assert stored.updated_at == T0  # archiving is not an edit
-    assert store.published_article("alice", "b") is None
-    listed = store.published_articles("alice")
+    assert store.reads.published_article("alice", "b") is None
+    listed = store.reads.published_articles("alice")
     assert listed is not None and [v.slug for v in listed] == ["a"]
 
 
@@ -121,16 +121,16 @@ def test_a_file_that_comes_back_is_unarchived(store: PeeweeStore, user: UserReco
 
     result = apply_as_worker(store, user.id, [parsed], [], at(20))
 
-    stored = store.load_index(user.id)["a"]
+    stored = store.reconcile.load_index(user.id)["a"]
     assert result.written == 1
     assert stored.archived is False
     assert stored.published_at == T0
-    assert store.published_article("alice", "a") is not None
+    assert store.reads.published_article("alice", "a") is not None
 
 
 def test_a_given_slug_is_never_archived_in_the_same_apply(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a", body="v2")], ["a"], T0)
-    assert store.load_index(user.id)["a"].archived is False
+    assert store.reconcile.load_index(user.id)["a"].archived is False
 
 
 def test_tags_are_replaced_when_the_article_changes(store: PeeweeStore, user: UserRecord) -> None:
@@ -155,15 +155,15 @@ def test_all_tags_can_be_removed(store: PeeweeStore, user: UserRecord) -> None:
 
 def test_slugs_differing_in_case_are_two_articles(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("Foo", body="upper"), article("foo", body="lower")], [], T0)
-    assert set(store.load_index(user.id)) == {"Foo", "foo"}
-    upper = store.published_article("alice", "Foo")
+    assert set(store.reconcile.load_index(user.id)) == {"Foo", "foo"}
+    upper = store.reads.published_article("alice", "Foo")
     assert upper is not None and upper.content == "upper"
 
 
 def test_nothing_to_write_sends_no_statement(store: PeeweeStore, user: UserRecord) -> None:
-    index = store.load_index(user.id)
+    index = store.reconcile.load_index(user.id)
     with count_statements(store.db) as seen:
-        result = store.apply(user.id, [], [], T0, index=index)
+        result = store.reconcile.apply(user.id, [], [], T0, index=index)
     assert seen.count == 0
     assert (result.written, result.unchanged, result.archived) == (0, 0, 0)
 
@@ -171,18 +171,18 @@ def test_nothing_to_write_sends_no_statement(store: PeeweeStore, user: UserRecor
 def test_duplicate_slugs_are_refused(store: PeeweeStore, user: UserRecord) -> None:
     with pytest.raises(ValueError, match="same slug"):
         apply_as_worker(store, user.id, [article("a"), article("a", body="other")], [], T0)
-    assert store.load_index(user.id) == {}
+    assert store.reconcile.load_index(user.id) == {}
 
 
 def test_users_do_not_see_each_others_articles(store: PeeweeStore, user: UserRecord) -> None:
-    bob = store.add_user("bob", "bob@example.com", 202)
+    bob = store.users.add_user("bob", "bob@example.com", 202)
     apply_as_worker(store, user.id, [article("a")], [], T0)
     apply_as_worker(store, bob.id, [article("a", body="bob's"), article("b")], [], T0)
     apply_as_worker(store, bob.id, [], ["a"], at(1))
 
-    assert set(store.load_index(user.id)) == {"a"}
-    assert store.load_index(user.id)["a"].archived is False
-    mine = store.published_article("alice", "a")
+    assert set(store.reconcile.load_index(user.id)) == {"a"}
+    assert store.reconcile.load_index(user.id)["a"].archived is False
+    mine = store.reads.published_article("alice", "a")
     assert mine is not None and mine.content == "Hello."
 
 
@@ -190,7 +190,7 @@ def test_load_index_is_one_select_without_content(store: PeeweeStore, user: User
     apply_as_worker(store, user.id, [article(f"a{i}") for i in range(25)], [], T0)
 
     with count_statements(store.db) as seen:
-        index = store.load_index(user.id)
+        index = store.reconcile.load_index(user.id)
 
     assert len(index) == 25
     assert seen.count == 1
@@ -202,7 +202,7 @@ def test_updated_at_order_survives_subsecond_updates(store: PeeweeStore, user: U
     # DATETIME without a fraction would make these two updates look simultaneous.
     apply_as_worker(store, user.id, [article("a", body="1")], [], datetime(2026, 1, 1, 0, 0, 0, 100))
     apply_as_worker(store, user.id, [article("a", body="2")], [], datetime(2026, 1, 1, 0, 0, 0, 900))
-    assert store.load_index(user.id)["a"].updated_at.microsecond == 900
+    assert store.reconcile.load_index(user.id)["a"].updated_at.microsecond == 900
 
 
 def test_load_index_reads_back_every_field_as_written(store: PeeweeStore, user: UserRecord) -> None:
@@ -213,7 +213,7 @@ def test_load_index_reads_back_every_field_as_written(store: PeeweeStore, user: 
     apply_as_worker(store, user.id, [draft, article("gone")], [], whole_second)
     apply_as_worker(store, user.id, [], ["gone"], at(1))
 
-    index = store.load_index(user.id)
+    index = store.reconcile.load_index(user.id)
 
     stored = index["draft"]
     assert stored.path == "articles/odd\tname.md"

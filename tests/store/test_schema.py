@@ -67,7 +67,7 @@ def test_init_db_adds_the_repository_id_column_to_an_older_users_table_and_keeps
     db = open_database(db_url)
     with connection(db):
         create_tables(db)
-        PeeweeStore(db).add_user("alice", "alice@example.com", 1, "alice/blog")
+        PeeweeStore(db).users.add_user("alice", "alice@example.com", 1, "alice/blog")
         db.execute_sql("DROP TABLE schema_version")
         db.execute_sql("ALTER TABLE users DROP COLUMN repository_id")
         assert schema_differences(db) == ["users.repository_id is missing"]
@@ -81,7 +81,7 @@ def test_init_db_adds_the_repository_id_column_to_an_older_users_table_and_keeps
     db = open_database(db_url)
     with connection(db):
         assert schema_differences(db) == []
-        user = PeeweeStore(db).get_user("alice")
+        user = PeeweeStore(db).users.get_user("alice")
     db.close()
     assert user is not None and (user.repository, user.repository_id) == ("alice/blog", None)
 
@@ -90,5 +90,5 @@ def test_a_database_without_tables_is_reported_as_not_initialised(db_url: str) -
     # Retryable (503) and saying what to run, on both backends' "no such table" errors.
     db = open_database(db_url)
     with pytest.raises(DatabaseNotInitialised, match="init-db"), connection(db):
-        PeeweeStore(db).get_user("alice")
+        PeeweeStore(db).users.get_user("alice")
     db.close()

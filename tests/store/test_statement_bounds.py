@@ -26,18 +26,18 @@ def own_tag_sets(count: int, *, version: int = 0, body: str = "Hello.") -> list[
 
 def test_a_tag_set_per_article_is_written_and_read_back(store: PeeweeStore) -> None:
     # GIVEN 1,200 articles, each with its own ten tags (1,200 distinct tag sets)
-    user = store.add_user("alice", "a@example.com", 1)
+    user = store.users.add_user("alice", "a@example.com", 1)
     first = own_tag_sets(1200)
 
     # WHEN they are written, then every tag set changes
     apply_as_worker(store, user.id, first, [], T0)
     changed = own_tag_sets(1200, version=1, body="edited")
     with count_statements(store.db) as seen:
-        result = store.apply(user.id, changed, [], at(1), index=store.load_index(user.id))
+        result = store.reconcile.apply(user.id, changed, [], at(1), index=store.reconcile.load_index(user.id))
 
     # THEN every article carries exactly its new tags, and the pairs took a handful of statements
     assert result.written == 1200
-    served = {a.slug: a.tags for a in store.published_articles("alice") or []}
+    served = {a.slug: a.tags for a in store.reads.published_articles("alice") or []}
     assert served == {a.slug: a.tags for a in changed}
     pair_inserts = [s for s in seen.statements if "UNION ALL" in s or " SELECT " in s.split("FROM")[0]]
     assert 1200 / MAX_TERMS <= len(pair_inserts) <= 1200 / MAX_TERMS + 2
@@ -53,7 +53,7 @@ def test_chunking_follows_the_parameter_limit_sqlite_reports(sqlite_url: str) ->
     with connection(db):
         create_tables(db)
         store = PeeweeStore(db)
-        user = store.add_user("alice", "a@example.com", 1)
+        user = store.users.add_user("alice", "a@example.com", 1)
         # GIVEN a SQLite library that allows 40 host parameters and 3 SELECTs per compound (as an
         # old or differently built library would): any statement over it fails in SQLite itself
         raw = db.connection()
@@ -66,16 +66,16 @@ def test_chunking_follows_the_parameter_limit_sqlite_reports(sqlite_url: str) ->
             apply_as_worker(store, user.id, own_tag_sets(300), [], T0)
             apply_as_worker(store, user.id, own_tag_sets(150, version=1, body="edited"), [], at(1))
             result = apply_as_worker(store, user.id, [], [f"a{i:05}" for i in range(150, 300)], at(2))
-            served = store.published_articles("alice") or []
+            served = store.reads.published_articles("alice") or []
 
             # ... and 300 files that failed to parse are remembered, then 250 of them forgotten
             failures = [
                 RememberedFailure(f"b{i:05}", f"articles/b{i:05}.md", f"{i:040x}", "broken")
                 for i in range(300)
             ]
-            store.remember_failures(user.id, failures, [])
-            store.remember_failures(user.id, [], [f"b{i:05}" for i in range(250)])
-            remembered = store.load_failures(user.id)
+            store.reconcile.remember_failures(user.id, failures, [])
+            store.reconcile.remember_failures(user.id, [], [f"b{i:05}" for i in range(250)])
+            remembered = store.reconcile.load_failures(user.id)
 
         # THEN it all worked, every statement within the limits read
         assert sorted(remembered) == [f"b{i:05}" for i in range(250, 300)]

@@ -18,9 +18,9 @@ from tests.kit.statements import StatementLog, count_statements
 
 def apply_new(store: PeeweeStore, user_id: int, count: int) -> StatementLog:
     articles = [article(f"a{i}", tags=("t", f"t/{i % 7}")) for i in range(count)]
-    index = store.load_index(user_id)
+    index = store.reconcile.load_index(user_id)
     with count_statements(store.db) as seen:
-        store.apply(user_id, articles, [], T0, index=index)
+        store.reconcile.apply(user_id, articles, [], T0, index=index)
     return seen
 
 
@@ -28,16 +28,16 @@ def apply_changed(store: PeeweeStore, user_id: int, count: int) -> StatementLog:
     apply_as_worker(store, user_id, [article(f"a{i}", tags=("t",)) for i in range(count)], [], T0)
     changed = [article(f"a{i}", body="edited", tags=("t", "u")) for i in range(count)]
     archive = [f"gone{i}" for i in range(count)]
-    index = store.load_index(user_id)
+    index = store.reconcile.load_index(user_id)
     with count_statements(store.db) as seen:
-        store.apply(user_id, changed, archive, at(1), index=index)
+        store.reconcile.apply(user_id, changed, archive, at(1), index=index)
     return seen
 
 
 @pytest.mark.parametrize("scenario", [apply_new, apply_changed])
 def test_apply_costs_the_same_for_10_and_300_articles(store: PeeweeStore, scenario: object) -> None:
-    small_user = store.add_user("small", "s@example.com", 1)
-    big_user = store.add_user("big", "b@example.com", 2)
+    small_user = store.users.add_user("small", "s@example.com", 1)
+    big_user = store.users.add_user("big", "b@example.com", 2)
 
     small = scenario(store, small_user.id, 10)  # type: ignore[operator]
     big = scenario(store, big_user.id, 300)  # type: ignore[operator]
@@ -48,14 +48,14 @@ def test_apply_costs_the_same_for_10_and_300_articles(store: PeeweeStore, scenar
 
 
 def test_unchanged_articles_cost_one_upsert(store: PeeweeStore) -> None:
-    user = store.add_user("alice", "a@example.com", 1)
+    user = store.users.add_user("alice", "a@example.com", 1)
     parsed = [article(f"a{i}", tags=("t",)) for i in range(50)]
     apply_as_worker(store, user.id, parsed, [], T0)
 
-    index = store.load_index(user.id)
+    index = store.reconcile.load_index(user.id)
 
     with count_statements(store.db) as seen:
-        result = store.apply(
+        result = store.reconcile.apply(
             user.id, [moved(p, blob_sha=f"{i:040x}") for i, p in enumerate(parsed)], [], T0, index=index
         )
 
@@ -67,38 +67,40 @@ def test_unchanged_articles_cost_one_upsert(store: PeeweeStore) -> None:
 
 def test_an_edit_with_the_same_tags_under_the_lock_is_one_statement(store: PeeweeStore) -> None:
     # GIVEN the index read under the user's lock (as the worker does)
-    user = store.add_user("alice", "a@example.com", 1)
+    user = store.users.add_user("alice", "a@example.com", 1)
     apply_as_worker(store, user.id, [article(f"a{i}", tags=("t",)) for i in range(50)], [], T0)
-    index = store.load_index(user.id)
+    index = store.reconcile.load_index(user.id)
 
     # WHEN one article's body changes (same tags)
     with count_statements(store.db) as seen:
-        result = store.apply(user.id, [article("a7", body="edited", tags=("t",))], [], at(1), index=index)
+        result = store.reconcile.apply(
+            user.id, [article("a7", body="edited", tags=("t",))], [], at(1), index=index
+        )
 
     # THEN the write is one upsert, without BEGIN/COMMIT, and it took effect
     assert (result.written, result.unchanged) == (1, 0)
     assert seen.count == 1, seen.statements
     assert seen.statements[0].startswith("INSERT")
-    edited = store.published_article("alice", "a7")
+    edited = store.reads.published_article("alice", "a7")
     assert edited is not None and edited.content == "edited" and edited.tags == ("t",)
 
 
 def test_an_edit_that_changes_tags_rewrites_them_in_one_transaction(store: PeeweeStore) -> None:
-    user = store.add_user("alice", "a@example.com", 1)
+    user = store.users.add_user("alice", "a@example.com", 1)
     apply_as_worker(store, user.id, [article("a", tags=("t",))], [], T0)
-    index = store.load_index(user.id)
+    index = store.reconcile.load_index(user.id)
 
     with count_statements(store.db) as seen:
-        store.apply(user.id, [article("a", tags=("t", "u"))], [], at(1), index=index)
+        store.reconcile.apply(user.id, [article("a", tags=("t", "u"))], [], at(1), index=index)
 
     assert seen.statements[0].startswith("BEGIN") and seen.statements[-1] == "COMMIT"
-    found = store.published_article("alice", "a")
+    found = store.reads.published_article("alice", "a")
     assert found is not None and found.tags == ("t", "u")
 
 
 def test_huge_batches_add_only_one_statement_per_chunk(store: PeeweeStore) -> None:
-    small_user = store.add_user("small", "s@example.com", 1)
-    big_user = store.add_user("big", "b@example.com", 2)
+    small_user = store.users.add_user("small", "s@example.com", 1)
+    big_user = store.users.add_user("big", "b@example.com", 2)
     count = CHUNK_SIZE * 2 + 1  # three chunks
 
     small = apply_new(store, small_user.id, 10)
@@ -122,24 +124,24 @@ def mysql_store(mysql_url: str) -> Iterator[PeeweeStore]:
 def test_on_mysql_a_whole_reconcile_write_is_one_round_trip(mysql_store: PeeweeStore, count: int) -> None:
     # GIVEN articles synced, and the index read under the user's lock (as the worker does)
     store = mysql_store
-    user = store.add_user("alice", "a@example.com", 1)
+    user = store.users.add_user("alice", "a@example.com", 1)
     apply_as_worker(
         store, user.id, [article(f"a{i}", tags=("t",)) for i in range(count)] + [article("old")], [], T0
     )
-    index = store.load_index(user.id)
+    index = store.reconcile.load_index(user.id)
 
     # WHEN the push edits every article, changes all their tags and deletes one
     changed = [article(f"a{i}", body="edited", tags=("t", f"u/{i % 3}")) for i in range(count)]
     with count_statements(store.db) as seen:
-        result = store.apply(user.id, changed, ["old"], at(1), index=index)
+        result = store.reconcile.apply(user.id, changed, ["old"], at(1), index=index)
 
     # THEN BEGIN ... COMMIT, every statement of it, reached the server in one round trip
     assert (result.written, result.archived) == (count, 1)
     assert seen.round_trips == 1, seen.statements
     assert seen.statements[0] == "BEGIN" and seen.statements[-1] == "COMMIT"
-    edited = store.published_article("alice", "a0")
+    edited = store.reads.published_article("alice", "a0")
     assert edited is not None and edited.content == "edited" and edited.tags == ("t", "u/0")
-    archived = store.load_index(user.id)["old"]
+    archived = store.reconcile.load_index(user.id)["old"]
     assert archived.archived
 
 
@@ -147,16 +149,16 @@ def test_on_mysql_a_whole_reconcile_write_is_one_round_trip(mysql_store: PeeweeS
 def test_on_mysql_the_index_read_and_the_write_are_two_round_trips(mysql_store: PeeweeStore) -> None:
     # GIVEN an article synced
     store = mysql_store
-    user = store.add_user("alice", "a@example.com", 1)
+    user = store.users.add_user("alice", "a@example.com", 1)
     apply_as_worker(store, user.id, [article("a", tags=("t",))], [], T0)
 
     # WHEN the worker reads the index (under the user's lock) and writes an edit that changes the tags
     with count_statements(store.db) as seen:
-        index = store.load_index(user.id)
-        store.apply(user.id, [article("a", body="edited", tags=("u",))], [], at(1), index=index)
+        index = store.reconcile.load_index(user.id)
+        store.reconcile.apply(user.id, [article("a", body="edited", tags=("u",))], [], at(1), index=index)
 
     # THEN one round trip reads, one writes, and no row is read again under lock
     assert seen.round_trips == 2, seen.statements
     assert not any("FOR UPDATE" in s for s in seen.statements)
-    found = store.published_article("alice", "a")
+    found = store.reads.published_article("alice", "a")
     assert found is not None and found.tags == ("u",)

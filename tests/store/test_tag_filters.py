@@ -14,7 +14,7 @@ from tests.kit.statements import count_statements
 
 @pytest.fixture
 def user(store: PeeweeStore) -> UserRecord:
-    return store.add_user("alice", "alice@example.com", 101)
+    return store.users.add_user("alice", "alice@example.com", 101)
 
 
 def slugs(views: list[ArticleView] | None) -> list[str]:
@@ -49,34 +49,39 @@ def blog(store: PeeweeStore, user: UserRecord) -> PeeweeStore:
 
 
 def test_or_keeps_articles_with_any_tag_or_a_tag_below_it(blog: PeeweeStore) -> None:
-    listed = blog.published_articles("alice", tags=tags("tech/aws", "tech/gcp", mode="or"))
+    listed = blog.reads.published_articles("alice", tags=tags("tech/aws", "tech/gcp", mode="or"))
     assert slugs(listed) == ["gcp-run", "lambda-on-rust", "s3-notes"]
 
 
 def test_and_keeps_articles_with_every_tag_each_matched_by_descendants(blog: PeeweeStore) -> None:
-    listed = blog.published_articles("alice", tags=tags("tech", "lang/rust", mode="and"))
+    listed = blog.reads.published_articles("alice", tags=tags("tech", "lang/rust", mode="and"))
     assert slugs(listed) == ["gcp-run", "lambda-on-rust"]
-    assert slugs(blog.published_articles("alice", tags=tags("tech/aws", "tech/gcp"))) == []
+    assert slugs(blog.reads.published_articles("alice", tags=tags("tech/aws", "tech/gcp"))) == []
 
 
 def test_a_filter_ignores_case_and_a_sibling_with_the_same_prefix(blog: PeeweeStore) -> None:
-    assert slugs(blog.published_articles("alice", tags=tags("LANG/rust"))) == [
+    assert slugs(blog.reads.published_articles("alice", tags=tags("LANG/rust"))) == [
         "gcp-run",
         "lambda-on-rust",
         "rust-only",
     ]
-    assert slugs(blog.published_articles("alice", tags=tags("tech/aws"))) == ["lambda-on-rust", "s3-notes"]
+    assert slugs(blog.reads.published_articles("alice", tags=tags("tech/aws"))) == [
+        "lambda-on-rust",
+        "s3-notes",
+    ]
 
 
 def test_a_filter_combines_with_the_one_tag_form_and_the_type(blog: PeeweeStore) -> None:
-    assert slugs(blog.published_articles("alice", tag="lang", tags=tags("tech/aws"))) == ["lambda-on-rust"]
-    assert slugs(blog.published_articles("alice", type="idea", tags=tags("tech"))) == []
+    assert slugs(blog.reads.published_articles("alice", tag="lang", tags=tags("tech/aws"))) == [
+        "lambda-on-rust"
+    ]
+    assert slugs(blog.reads.published_articles("alice", type="idea", tags=tags("tech"))) == []
 
 
 def test_tags_hold_no_wildcards(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("a", tags=("100%/x",)), article("b", tags=("1000/x",))], [], T0)
-    assert slugs(store.published_articles("alice", tags=tags("100%"))) == ["a"]
-    assert slugs(store.published_articles("alice", tags=tags("10_0", "1%", mode="or"))) == []
+    assert slugs(store.reads.published_articles("alice", tags=tags("100%"))) == ["a"]
+    assert slugs(store.reads.published_articles("alice", tags=tags("10_0", "1%", mode="or"))) == []
 
 
 def test_a_filter_is_normalised_and_bounded() -> None:
@@ -146,7 +151,7 @@ def test_facet_tag_sets_are_one_statement_and_say_whether_the_user_exists(
         (["lang/rust", "tech/gcp"], 2),
     ]
     assert blog.reads.tag_facets("nobody") is None
-    blog.add_user("bob", "bob@example.com", 102)
+    blog.users.add_user("bob", "bob@example.com", 102)
     assert blog.reads.tag_facets("bob") == []
     assert blog.reads.tag_facets("alice", tags=tags("nothing/here")) == []
 

@@ -15,7 +15,7 @@ from tests.kit.builders import T0, apply_as_worker, article, at, moved
 
 @pytest.fixture
 def user(store: PeeweeStore) -> UserRecord:
-    return store.add_user("alice", "alice@example.com", 101, "alice/blog")
+    return store.users.add_user("alice", "alice@example.com", 101, "alice/blog")
 
 
 def seen(result: ApplyResult) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -25,8 +25,10 @@ def seen(result: ApplyResult) -> tuple[tuple[str, ...], tuple[str, ...], tuple[s
 def test_a_new_published_article_is_published_and_a_new_draft_is_nothing(
     store: PeeweeStore, user: UserRecord
 ) -> None:
-    index = store.load_index(user.id)
-    result = store.apply(user.id, [article("hello"), article("draft", publish=False)], [], T0, index=index)
+    index = store.reconcile.load_index(user.id)
+    result = store.reconcile.apply(
+        user.id, [article("hello"), article("draft", publish=False)], [], T0, index=index
+    )
     assert seen(result) == (("hello",), (), ())
 
 
@@ -34,9 +36,9 @@ def test_an_edited_article_is_updated_and_an_unchanged_one_is_not(
     store: PeeweeStore, user: UserRecord
 ) -> None:
     apply_as_worker(store, user.id, [article("edited"), article("same")], [], T0)
-    index = store.load_index(user.id)
+    index = store.reconcile.load_index(user.id)
 
-    result = store.apply(
+    result = store.reconcile.apply(
         user.id,
         [article("edited", body="Changed."), moved(article("same"), blob_sha="f" * 40)],
         [],
@@ -49,9 +51,9 @@ def test_an_edited_article_is_updated_and_an_unchanged_one_is_not(
 
 def test_publishing_a_draft_and_unpublishing_an_article(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("was-draft", publish=False), article("was-live")], [], T0)
-    index = store.load_index(user.id)
+    index = store.reconcile.load_index(user.id)
 
-    result = store.apply(
+    result = store.reconcile.apply(
         user.id,
         [article("was-draft"), article("was-live", publish=False)],
         [],
@@ -75,9 +77,9 @@ def test_archiving_a_published_article_unpublishes_it_but_a_draft_is_nothing(
     apply_as_worker(
         store, user.id, [article("live"), article("draft", publish=False), article("kept")], [], T0
     )
-    index = store.load_index(user.id)
+    index = store.reconcile.load_index(user.id)
 
-    result = store.apply(user.id, [article("kept")], ["live", "draft"], at(60), index=index)
+    result = store.reconcile.apply(user.id, [article("kept")], ["live", "draft"], at(60), index=index)
 
     assert result.archived == 2
     assert seen(result) == ((), (), ("live",))
@@ -92,8 +94,12 @@ def test_an_article_scheduled_for_later_is_not_published_yet(store: PeeweeStore,
 
 def test_an_archived_article_that_comes_back_is_published(store: PeeweeStore, user: UserRecord) -> None:
     apply_as_worker(store, user.id, [article("back"), article("other")], [], T0)
-    store.apply(user.id, [article("other")], ["back"], at(10), index=store.load_index(user.id))
+    store.reconcile.apply(
+        user.id, [article("other")], ["back"], at(10), index=store.reconcile.load_index(user.id)
+    )
 
-    result = store.apply(user.id, [article("back")], [], at(20), index=store.load_index(user.id))
+    result = store.reconcile.apply(
+        user.id, [article("back")], [], at(20), index=store.reconcile.load_index(user.id)
+    )
 
     assert seen(result) == (("back",), (), ())

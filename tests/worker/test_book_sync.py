@@ -52,8 +52,8 @@ def repo(tmp_path: Path) -> Path:
 
 
 def sync(store: PeeweeStore, source: Any, *, rebuild: bool = False) -> BookSyncResult:
-    user = store.get_user("alice") or store.add_user("alice", "a@example.com", 1)
-    books = BookSync(store, source, clock=lambda: NOW)
+    user = store.users.get_user("alice") or store.users.add_user("alice", "a@example.com", 1)
+    books = BookSync(store.books, source, clock=lambda: NOW)
     return books.run(user.id, REPO, source.snapshot(REPO), rebuild=rebuild)
 
 
@@ -61,11 +61,11 @@ def test_two_books_are_served_in_zenn_order(store: PeeweeStore, repo: Path) -> N
     result = sync(store, RecordingSource(repo))
 
     assert (result.books, result.failed, result.written, result.drafts) == (3, 0, 3, 1)
-    page = store.published_books_page("alice", limit=10, now=NOW)
+    page = store.book_reads.published_books_page("alice", limit=10, now=NOW)
     assert page is not None
     # The draft book is not served.
     assert sorted(b.slug for b in page.books) == ["lambda-field-notes", "pulumi-in-practice"]
-    listed = store.published_book("alice", "lambda-field-notes", now=NOW)
+    listed = store.book_reads.published_book("alice", "lambda-field-notes", now=NOW)
     assert listed is not None
     assert [(c.slug, c.title, c.position) for c in listed.chapters] == [
         ("intro", "Introduction", 1),
@@ -78,15 +78,15 @@ def test_two_books_are_served_in_zenn_order(store: PeeweeStore, repo: Path) -> N
         None,
         3,
     )
-    numbered = store.published_book("alice", "pulumi-in-practice", now=NOW)
+    numbered = store.book_reads.published_book("alice", "pulumi-in-practice", now=NOW)
     assert numbered is not None
     assert [c.slug for c in numbered.chapters] == ["stacks", "components", "testing"]  # 1, 2, 10
     assert numbered.cover == "books/pulumi-in-practice/cover.png"
-    chapter = store.published_chapter("alice", "lambda-field-notes", "cold-starts", now=NOW)
+    chapter = store.book_reads.published_chapter("alice", "lambda-field-notes", "cold-starts", now=NOW)
     assert chapter is not None and "<h2" in chapter.content_html
     assert [entry["text"] for entry in chapter.toc] == ["Measuring", "Shrinking"]
-    assert store.published_book("alice", "draft-book-notes", now=NOW) is None
-    assert store.published_chapter("alice", "lambda-field-notes", "unfinished", now=NOW) is None
+    assert store.book_reads.published_book("alice", "draft-book-notes", now=NOW) is None
+    assert store.book_reads.published_chapter("alice", "lambda-field-notes", "unfinished", now=NOW) is None
 
 
 def test_a_push_changing_one_chapter_reads_one_file(store: PeeweeStore, repo: Path) -> None:
@@ -101,7 +101,7 @@ def test_a_push_changing_one_chapter_reads_one_file(store: PeeweeStore, repo: Pa
     assert (result.written, result.failed, result.changes.updated) == (1, 0, ["pulumi-in-practice"])
     # get_user, the index (books, chapters), the failures, then one transaction: the chapter and the book.
     assert seen.count <= 9, seen.statements
-    chapter = store.published_chapter("alice", "pulumi-in-practice", "components", now=NOW)
+    chapter = store.book_reads.published_chapter("alice", "pulumi-in-practice", "components", now=NOW)
     assert chapter is not None and chapter.title == "Components" and chapter.position == 2
 
 
@@ -125,7 +125,7 @@ def test_renumbering_moves_chapters_without_reading_them(store: PeeweeStore, rep
 
     sync(store, source)
 
-    book = store.published_book("alice", "pulumi-in-practice", now=NOW)
+    book = store.book_reads.published_book("alice", "pulumi-in-practice", now=NOW)
     assert book is not None and [c.slug for c in book.chapters] == ["testing", "stacks", "components"]
     assert source.fetched == ["books/pulumi-in-practice/0.testing.md"]  # its path changed, not the others
 
@@ -142,7 +142,7 @@ def test_a_broken_config_fails_that_book_only_and_is_not_read_again(store: Peewe
     ]
     assert "not valid YAML" in result.failures[0].message
     assert result.changes.updated == ["pulumi-in-practice"]  # the other book synced
-    served = store.published_book("alice", "lambda-field-notes", now=NOW)
+    served = store.book_reads.published_book("alice", "lambda-field-notes", now=NOW)
     assert served is not None and len(served.chapters) == 3  # left as it was
 
     source = RecordingSource(repo)
@@ -156,10 +156,10 @@ def test_a_broken_config_fails_that_book_only_and_is_not_read_again(store: Peewe
     (repo / "books/lambda-field-notes/1.packaging.md").rename(repo / "books/lambda-field-notes/1.pack.md")
     healed = sync(store, RecordingSource(repo))
     assert healed.failures == []
-    book = store.published_book("alice", "lambda-field-notes", now=NOW)
+    book = store.book_reads.published_book("alice", "lambda-field-notes", now=NOW)
     assert book is not None and book.title == "Fixed" and [c.slug for c in book.chapters] == ["pack"]
-    user = store.get_user("alice")
-    assert user is not None and store.load_book_failures(user.id) == {}
+    user = store.users.get_user("alice")
+    assert user is not None and store.books.load_book_failures(user.id) == {}
 
 
 def test_a_broken_chapter_fails_its_book_and_a_bad_folder_name_fails_alone(
@@ -172,8 +172,8 @@ def test_a_broken_chapter_fails_its_book_and_a_bad_folder_name_fails_alone(
     result = sync(store, RecordingSource(repo))
 
     assert sorted(f.path for f in result.failures) == ["books/pulumi-in-practice/1.stacks.md", "books/short/"]
-    assert store.published_book("alice", "pulumi-in-practice", now=NOW) is None
-    assert store.published_book("alice", "lambda-field-notes", now=NOW) is not None
+    assert store.book_reads.published_book("alice", "pulumi-in-practice", now=NOW) is None
+    assert store.book_reads.published_book("alice", "lambda-field-notes", now=NOW) is not None
 
 
 def test_a_removed_book_is_archived_and_comes_back(store: PeeweeStore, repo: Path) -> None:
@@ -184,11 +184,11 @@ def test_a_removed_book_is_archived_and_comes_back(store: PeeweeStore, repo: Pat
     result = sync(store, RecordingSource(repo))
 
     assert result.archived == 1 and result.changes.unpublished == ["pulumi-in-practice"]
-    assert store.published_book("alice", "pulumi-in-practice", now=NOW) is None
+    assert store.book_reads.published_book("alice", "pulumi-in-practice", now=NOW) is None
     shutil.move(kept, repo / "books/pulumi-in-practice")
     back = sync(store, RecordingSource(repo))
     assert back.changes.published == ["pulumi-in-practice"]
-    assert store.published_book("alice", "pulumi-in-practice", now=NOW) is not None
+    assert store.book_reads.published_book("alice", "pulumi-in-practice", now=NOW) is not None
 
 
 def test_rebuild_reads_every_book_again(store: PeeweeStore, repo: Path) -> None:
@@ -212,10 +212,10 @@ def test_reverting_a_broken_config_forgets_the_failure(store: PeeweeStore, repo:
     source = RecordingSource(repo)
     result = sync(store, source)
 
-    user = store.get_user("alice")
+    user = store.users.get_user("alice")
     assert user is not None
     assert (result.failed, source.fetched) == (0, [])
-    assert store.load_book_failures(user.id) == {}
+    assert store.books.load_book_failures(user.id) == {}
 
 
 def test_a_truncated_listing_leaves_the_books_as_they_are(store: PeeweeStore, repo: Path) -> None:
@@ -223,11 +223,11 @@ def test_a_truncated_listing_leaves_the_books_as_they_are(store: PeeweeStore, re
     source = RecordingSource(repo)
     full = source.snapshot(REPO)
     partial = Snapshot(full.head_sha, full.files, complete=False, book_files=full.book_files[:2])
-    user = store.get_user("alice")
+    user = store.users.get_user("alice")
     assert user is not None
 
-    result = BookSync(store, source, clock=lambda: NOW).run(user.id, REPO, partial)
+    result = BookSync(store.books, source, clock=lambda: NOW).run(user.id, REPO, partial)
 
     assert (result.written, result.archived, source.fetched) == (0, 0, [])
-    book = store.published_book("alice", "lambda-field-notes", now=NOW)
+    book = store.book_reads.published_book("alice", "lambda-field-notes", now=NOW)
     assert book is not None and len(book.chapters) == 3

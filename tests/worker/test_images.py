@@ -156,7 +156,7 @@ def test_a_deleted_image_is_kept_while_referenced_then_collected_after_the_grace
 
 def _gone_at(blog: Blog) -> datetime:
     with blog.store() as store:
-        user = store.get_user(USER)
+        user = store.users.get_user(USER)
         assert user is not None
         (row,) = AssetRecords(store.db).load_assets(user.id).values()
     assert row.gone_at is not None
@@ -165,7 +165,7 @@ def _gone_at(blog: Blog) -> datetime:
 
 def _delivery_error(blog: Blog, delivery: str) -> str:
     with blog.store() as store:
-        record = store.get_delivery(delivery_uuid(delivery))
+        record = store.deliveries.get_delivery(delivery_uuid(delivery))
     assert record is not None
     return record.error or ""
 

@@ -75,7 +75,7 @@ def rendered(blog: Blog) -> dict[str, str]:
 
 def references(blog: Blog) -> Any:
     with blog.store() as store:
-        return AssetRecords(store.db).load(store.get_user(USER).id)  # type: ignore[union-attr]
+        return AssetRecords(store.db).load(store.users.get_user(USER).id)  # type: ignore[union-attr]
 
 
 def warnings(summary: SyncSummary) -> list[tuple[str, str]]:

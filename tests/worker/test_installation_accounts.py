@@ -18,12 +18,12 @@ from tests.worker.test_installations import (
 
 def _linked_account(blog: Blog, name: str) -> int | None:
     with blog.store() as store:
-        return store.account_of(name)
+        return store.users.account_of(name)
 
 
 def _repository(blog: Blog, name: str) -> tuple[str | None, int | None]:
     with blog.store() as store:
-        user = store.get_user(name)
+        user = store.users.get_user(name)
     assert user is not None
     return user.repository, user.repository_id
 

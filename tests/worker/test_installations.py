@@ -55,14 +55,14 @@ def send(app: Flask, event: str, payload: dict[str, Any], delivery: str = "i-1")
 
 def installation_of(blog: Blog, name: str) -> int | None:
     with blog.store() as store:
-        user = store.get_user(name)
+        user = store.users.get_user(name)
     assert user is not None
     return user.installation_id
 
 
 def add_user(blog: Blog, name: str, installation_id: int | None = None) -> None:
     with blog.store() as store:
-        store.add_user(name, f"{name}@example.com", installation_id)
+        store.users.add_user(name, f"{name}@example.com", installation_id)
 
 
 def app_with_map(blog: Blog, mapping: dict[str, str]) -> Flask:
@@ -225,7 +225,9 @@ def test_an_unknown_installation_on_a_push_logs_the_exact_fix(
     assert line["delivery"] == delivery_uuid("p-1")
     # and `blog-api deliveries` shows the failure with the same fix
     with blog.store() as store:
-        [recorded] = [d for d in store.recent_deliveries(10) if d.delivery_id == delivery_uuid("p-1")]
+        [recorded] = [
+            d for d in store.deliveries.recent_deliveries(10) if d.delivery_id == delivery_uuid("p-1")
+        ]
     assert recorded.outcome == "failed" and recorded.installation_id == 999
     assert recorded.error is not None and line["fix"] in recorded.error
 

@@ -43,7 +43,7 @@ def expected(version: int, numbers: range) -> dict[str, tuple[str, ...]]:
 
 def served_by_store(db: Any) -> dict[str, tuple[str, ...]]:
     with connection(db):
-        articles = PeeweeStore(db).published_articles(USER)
+        articles = PeeweeStore(db).reads.published_articles(USER)
     assert articles is not None
     return {a.slug: tuple(sorted(a.tags)) for a in articles}
 
@@ -76,7 +76,7 @@ def test_5000_articles_from_a_folder(db_url: str, tmp_path: Path) -> None:
     db = open_database(db_url)
     with connection(db):
         create_tables(db)
-        PeeweeStore(db).add_user(USER, "alice@example.com", 1, "octo/blog")
+        PeeweeStore(db).users.add_user(USER, "alice@example.com", 1, "octo/blog")
     root = tmp_path / "repo"
     source = DirectorySource(root)
 

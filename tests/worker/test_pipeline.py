@@ -79,6 +79,7 @@ class GatedWrites:
         now: datetime,
         *,
         index: Mapping[str, Any],
+        render_fingerprint: str | None = None,
     ) -> ApplyResult:
         if not self.batches:
             self.waiting.set()

@@ -25,14 +25,14 @@ def push_from(blog: Blog, repo: str, repo_id: int, delivery: str) -> Any:
 
 def followed(blog: Blog) -> tuple[str | None, int | None]:
     with blog.store() as store:
-        user = store.get_user(USER)
+        user = store.users.get_user(USER)
     assert user is not None
     return user.repository, user.repository_id
 
 
 def recorded(blog: Blog, delivery: str) -> Any:
     with blog.store() as store:
-        [found] = [d for d in store.recent_deliveries(20) if d.delivery_id == delivery]
+        [found] = [d for d in store.deliveries.recent_deliveries(20) if d.delivery_id == delivery]
     return found
 
 
@@ -72,7 +72,7 @@ def test_a_repository_with_the_same_name_but_another_id_is_another_repository(bl
 def test_a_push_for_a_user_who_named_no_repository_pins_nothing(blog: Blog) -> None:
     # GIVEN a user added without --repository, on an App that sees every repository of the account
     with blog.store() as store:
-        store.set_repository(USER, None)
+        store.users.set_repository(USER, None)
     blog.github.add_repo(OTHER)
     blog.github.set_files({"articles/hello.md": article("pwned")}, repo=OTHER)
     # WHEN any repository pushes first
@@ -84,7 +84,7 @@ def test_a_push_for_a_user_who_named_no_repository_pins_nothing(blog: Blog) -> N
     assert blog.articles() == []
     # and once the repository is named, its pushes sync
     with blog.store() as store:
-        store.set_repository(USER, REPO)
+        store.users.set_repository(USER, REPO)
     blog.commit({"articles/hello.md": article("Hello")})
     assert push_from(blog, REPO, BLOG_ID, "d-2").get_json()["status"] == "processed"
     assert followed(blog) == (REPO, BLOG_ID)
@@ -98,7 +98,7 @@ def test_set_repository_moves_the_blog_to_another_repository(blog: Blog) -> None
     blog.github.set_files({"articles/moved.md": article("Moved")}, repo=OTHER)
 
     with blog.store() as store:
-        store.set_repository(USER, OTHER)
+        store.users.set_repository(USER, OTHER)
     assert push_from(blog, REPO, BLOG_ID, "d-2").get_json()["reason"] == "other repository"
     assert push_from(blog, OTHER, OTHER_ID, "d-3").get_json()["status"] == "processed"
 

@@ -46,7 +46,7 @@ def fail_tag_pairs_of_the_failing_article(db: peewee.Database) -> None:
 
 def served(db: peewee.Database) -> int:
     with connection(db):
-        articles = PeeweeStore(db).published_articles(USER)
+        articles = PeeweeStore(db).reads.published_articles(USER)
     return len(articles or [])
 
 

@@ -78,7 +78,7 @@ def test_a_deadline_after_the_first_chunk_keeps_it_and_the_retry_reads_the_rest(
     with caplog.at_level(logging.WARNING, logger="function.worker.sync"), blog.store() as store:
         worker = Worker(store, source, chunk_max_files=4, commit_margin_s=10.0)
         summary = worker.process_push(info, _push(blog), deadline=Deadline(clock.now + 60, clock))
-        record = store.get_delivery("d-budget")
+        record = store.deliveries.get_delivery("d-budget")
 
     assert source.fetches == [4]
     assert summary.fetched == 4 and summary.succeeded == 4 and summary.failed == 0
@@ -96,7 +96,7 @@ def test_a_deadline_after_the_first_chunk_keeps_it_and_the_retry_reads_the_rest(
     with blog.store() as store:
         worker = Worker(store, source, chunk_max_files=4, commit_margin_s=10.0)
         again = worker.process_push(info, _push(blog), deadline=Deadline(clock.now + 300, clock))
-        record = store.get_delivery("d-budget")
+        record = store.deliveries.get_delivery("d-budget")
 
     assert source.fetches == [4, 4, 2]  # only the six left over
     assert again.left == [] and again.outcome == "success" and again.succeeded == 10
@@ -126,7 +126,7 @@ def test_through_the_handler_a_spent_budget_answers_5xx_and_the_retry_finishes(b
     with pytest.raises(PassThroughFailed, match=r"503.*3 changed files left"):
         dispatch(app, event, Context(5_000))  # 5 s left: under the 15 s commit margin
     with blog.store() as store:
-        record = store.get_delivery(delivery_uuid("d-ctx"))
+        record = store.deliveries.get_delivery(delivery_uuid("d-ctx"))
     assert record is not None and record.outcome == "failed" and "3 files left" in (record.error or "")
     assert blog.articles() == []
 

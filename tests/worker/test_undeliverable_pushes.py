@@ -53,7 +53,7 @@ def test_a_push_too_large_for_lambda_is_synced_by_the_sweep_instead_of_redeliver
     assert first["body"]["redelivered"] == [] and hook_deliveries.redelivered == []
     assert sorted(a["slug"] for a in blog.articles()) == ["big0", "big1", "big2"]
     with blog.store() as store:
-        record = store.get_delivery("huge")
+        record = store.deliveries.get_delivery("huge")
     assert record is not None and record.outcome == "success" and record.succeeded == 3
 
     # The next sweep finds it handled: no second sync, no redelivery.

@@ -39,7 +39,7 @@ def test_an_edit_a_no_op_a_deletion_and_a_failure_each_say_what_changed(blog: Bl
     }
     # The delivery record keeps the same counts, for `blog-api deliveries`.
     with blog.store() as store:
-        record = store.get_delivery(delivery_uuid("edit"))
+        record = store.deliveries.get_delivery(delivery_uuid("edit"))
     assert record is not None and (record.written, record.unchanged, record.archived) == (1, 1, 0)
 
 

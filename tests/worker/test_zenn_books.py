@@ -134,14 +134,14 @@ def test_blog_api_sync_of_a_folder_serves_the_books_and_rebuild_renders_them_aga
     db = open_database(folder_env["url"])
     with connection(db):
         store = PeeweeStore(db)
-        book = store.published_book("demo", "pulumi-in-practice")
+        book = store.book_reads.published_book("demo", "pulumi-in-practice")
         assert book is not None and [c.slug for c in book.chapters] == ["stacks", "components", "testing"]
     (root / "books/pulumi-in-practice/2.components.md").unlink()
     assert run_cli("sync", "--user", "demo", env=env).exit_code == 0
     rebuilt = run_cli("sync", "--user", "demo", "--rebuild", env=env)
     assert rebuilt.exit_code == 0 and "failed=0" in rebuilt.stdout
     with connection(db):
-        book = PeeweeStore(db).published_book("demo", "pulumi-in-practice")
+        book = PeeweeStore(db).book_reads.published_book("demo", "pulumi-in-practice")
         assert book is not None and [c.slug for c in book.chapters] == ["stacks", "testing"]
     db.close()
 

@@ -53,7 +53,7 @@ def test_an_unedited_zenn_repository_serves_every_published_article_with_its_dat
     one = blog.client.get("/users/alice/articles/100-example-markdown-guide").get_json()
     assert one["emoji"] == "👩‍💻" and one["type"] == "idea"
     with blog.store() as store:
-        record = store.get_delivery(delivery_uuid("zenn-1"))
+        record = store.deliveries.get_delivery(delivery_uuid("zenn-1"))
     # The XSS fixture holds a form feed, which XML forbids: the one warning.
     assert record is not None and record.outcome == "success"
     assert (
@@ -118,7 +118,7 @@ def test_a_broken_file_is_reported_every_time_but_never_fetched_again(blog: Blog
     # Only the delivery's record (its start and finish): no article, no failure rewritten.
     assert writes and all(re.match(r"\w+(?: INTO| FROM)? [`\"]deliveries[`\"]", w) for w in writes), writes
     with blog.store() as store:
-        record = store.get_delivery(delivery_uuid("2"))
+        record = store.deliveries.get_delivery(delivery_uuid("2"))
     assert record is not None and record.outcome == "partial"
     assert "articles/broken.md" in (record.error or "") and "not valid YAML" in (record.error or "")
 
@@ -149,7 +149,7 @@ def test_a_transient_failure_still_retries(blog: Blog) -> None:
     blog.github.fail(f"/repos/octo/blog/git/blobs/{sha}", 502, times=None)
     assert blog.push(delivery="flaky").get_json()["failed"] == 1
     with blog.store() as store:
-        record = store.get_delivery(delivery_uuid("flaky"))
+        record = store.deliveries.get_delivery(delivery_uuid("flaky"))
     assert record is not None and record.outcome == "failed"
     blog.github.clear_faults()
     assert blog.push(delivery="flaky").get_json()["succeeded"] == 1  # a failed delivery runs again
@@ -161,6 +161,6 @@ def test_unknown_front_matter_keys_are_warnings_in_the_delivery_record(blog: Blo
     )
     assert blog.push(delivery="w").get_json()["failed"] == 0
     with blog.store() as store:
-        record = store.get_delivery(delivery_uuid("w"))
+        record = store.deliveries.get_delivery(delivery_uuid("w"))
     assert record is not None and record.outcome == "success"
     assert record.error == "warning: articles/a.md: unknown front matter key 'publication_name' (ignored)"

@@ -15,7 +15,7 @@ shipped: databases out there have recorded it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import peewee
 
@@ -37,6 +37,7 @@ from function.store.models import (
     Tag,
     User,
 )
+from function.store.write_plan import output_hash
 
 if TYPE_CHECKING:
     # Only for the steps' annotations: the job's version check reads SCHEMA_VERSION from here without
@@ -100,6 +101,46 @@ def retryable_mark_to_column(m: Migration) -> None:
     )
 
 
+def render_fingerprints(m: Migration) -> None:
+    """Articles, chapters and books: what their HTML was rendered with (``render_fingerprint``: NULL on
+    the rows already there, so the next sync of each blog renders every file again, once), and a hash of
+    that HTML (``output_hash``, computed here from the stored HTML, so that first pass moves an
+    article's ``updatedAt`` only where its HTML changed). Running it again hashes only what is left."""
+    m.add_missing_columns(
+        Article.render_fingerprint,
+        Article.output_hash,
+        Book.render_fingerprint,
+        BookChapter.render_fingerprint,
+        BookChapter.output_hash,
+    )
+    for model in (Article, BookChapter):
+        _hash_stored_html(m.db, model)
+
+
+# Rows hashed per round: their HTML is held in memory meanwhile.
+_HASHED_PER_ROUND = 200
+
+
+def _hash_stored_html(db: peewee.Database, model: type[Article] | type[BookChapter]) -> None:
+    """Fill ``output_hash`` where it is NULL from the row's own HTML and table of contents (a NULL table
+    of contents is served as an empty one)."""
+    while True:
+        query = (
+            model.select(model.id, model.content_html, model.toc)
+            .where(model.output_hash.is_null())
+            .order_by(model.id)
+            .limit(_HASHED_PER_ROUND)
+        )
+        # Peewee's tuples() yields tuples; its types say models.
+        rows = cast(list[tuple[int, str, str | None]], list(query.tuples().bind(db)))
+        if not rows:
+            return
+        hashes = [(row_id, output_hash(html, toc or "[]")) for row_id, html, toc in rows]
+        model.update(output_hash=peewee.Case(model.id, hashes)).where(
+            model.id.in_([row_id for row_id, _ in hashes])
+        ).bind(db).execute()
+
+
 def user_source_binding(m: Migration) -> None:
     """users.source (what the user's first sync read: "github" or "dir:PATH") and
     users.removal_confirmed (the served articles a person agreed one sync may archive). Both start
@@ -107,10 +148,23 @@ def user_source_binding(m: Migration) -> None:
     m.add_missing_columns(User.source, User.removal_confirmed)
 
 
+def forget_book_failures(m: Migration) -> None:
+    """Remembered book failures forgotten: a book is no longer broken by a chapter its config lists
+    without a file (it is served with the chapters it has), so every book remembered as broken is read
+    once more by the next sync, under today's rules. One DELETE; a second run finds nothing."""
+    FailedBook.delete().bind(m.db).execute()
+
+
 STEPS: tuple[Step, ...] = (
     (1, "baseline: the tables, columns and indexes of earlier versions", baseline),
     (2, "deliveries: the error text's retryable mark into the retryable column", retryable_mark_to_column),
-    (3, "users: the source each is bound to, and a confirmed mass removal", user_source_binding),
+    (3, "articles, chapters and books: what their HTML was rendered with", render_fingerprints),
+    (4, "users: the source each is bound to, and a confirmed mass removal", user_source_binding),
+    (
+        5,
+        "books: those remembered as broken read again (a missing chapter no longer breaks one)",
+        forget_book_failures,
+    ),
 )
 
 # The schema version this code reads and writes: the last step's number.

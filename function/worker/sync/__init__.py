@@ -1,14 +1,15 @@
 """The sync of one user's articles from their repository into the database, as a small package.
 
-``Worker`` (``worker``) orders the steps; each step is a module: the plan of what changed (``plan``),
-reading a chunk (``reading``), the loop under the deadline (``chunked``), the writes (``writing``), the
-skipped pushes (``replay``), the delivery record (``records``) and the summary (``summary``). The names
-other code uses are re-exported here.
+``Worker`` (``worker``) orders the steps; each step is a module: opening a push under its user's lock
+(``opening``), the skipped pushes (``replay``), the sync once locked (``repository``), the plan of what
+changed (``plan``), reading a chunk (``reading``), the loop under the deadline (``chunked``), the writes
+(``writing``), the Zenn books (``books``), the delivery record (``records``) and the summary
+(``summary``). The names other code uses are re-exported here.
 """
 
 from function.worker.sync.replay import OTHER_REPOSITORY, follows, same_name
 from function.worker.sync.summary import FileFailure, FileWarning, SyncSummary
-from function.worker.sync.worker import Worker, repo_of, utc_now
+from function.worker.sync.worker import Worker, utc_now
 
 __all__ = [
     "OTHER_REPOSITORY",
@@ -17,7 +18,6 @@ __all__ = [
     "SyncSummary",
     "Worker",
     "follows",
-    "repo_of",
     "same_name",
     "utc_now",
 ]

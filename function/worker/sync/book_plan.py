@@ -4,12 +4,12 @@ their files' blobs against the stored ones, and the order the stored config give
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from function.articles.book_paths import CONFIG_NAMES, COVER_NAMES, BookPath, book_path, book_slug_error
-from function.articles.books import BookConfig, ChapterPlace, ParsedChapter, place_chapters
+from function.articles.books import BookConfig, ChapterPlace, ParsedChapter, missing_chapters, place_chapters
+from function.assets.syncing import ArticleImages
 from function.errors import ArticleParseError
 from function.sources.port import RepoFile
 from function.store.book_records import StoredBook
@@ -39,7 +39,7 @@ class PlannedBook:
     parsed: dict[str, ParsedChapter] = field(default_factory=dict)  # chapter slug -> read again
     # Chapter paths rendered with an image that changed since (read again, to point at its new key).
     stale: frozenset[str] = frozenset()
-    images: dict[str, Any] = field(default_factory=dict)  # chapter path -> its ArticleImages, read now
+    images: dict[str, ArticleImages] = field(default_factory=dict)  # chapter path -> its images, read now
 
     @property
     def cover(self) -> RepoFile | None:
@@ -135,5 +135,38 @@ def chapter_changed(book: PlannedBook, place: ChapterPlace) -> bool:
     )
 
 
+def rendered_by_another(book: PlannedBook, render_fingerprint: str | None) -> frozenset[str]:
+    """The paths of the book's stored chapters rendered by another version of the renderer or with
+    other settings than ``render_fingerprint`` (None: none are compared)."""
+    if render_fingerprint is None or book.stored is None:
+        return frozenset()
+    chapters = book.stored.chapters.values()
+    return frozenset(c.path for c in chapters if c.render_fingerprint != render_fingerprint)
+
+
+def written_by_another(book: PlannedBook, render_fingerprint: str | None) -> bool:
+    """Whether the stored book was written by another version or with other settings: it is written
+    again (its chapters rendered by another are read again, ``rendered_by_another``)."""
+    stored = book.stored
+    return (
+        render_fingerprint is not None
+        and stored is not None
+        and stored.render_fingerprint != render_fingerprint
+    )
+
+
 def file_of(book: PlannedBook, place: ChapterPlace) -> RepoFile:
     return book.files[place.path.rsplit("/", 1)[-1]]
+
+
+def missing_in(books: Iterable[PlannedBook]) -> list[tuple[str, str]]:
+    """(the file expected, why and the fix) for every chapter a book's config lists without its file, in
+    each book's config (read now, or as stored): reported on every sync, as long as they are missing."""
+    found: list[tuple[str, str]] = []
+    for book in books:
+        config = book.config
+        if config is None and book.stored is not None:
+            config = BookConfig.from_json(book.stored.config)
+        if config is not None:
+            found += missing_chapters(config, book.chapter_files(), book.folder)
+    return found

@@ -51,17 +51,6 @@ class ChunkedSync:
         self._slowest = 0.0  # the slowest chunk so far (read and written), on the deadline's clock
         self.last_pipeline: ChunkPipeline | None = None  # the latest sync's (tests look at its bound)
 
-    def first_chunk(self, repo: RepoRef, plan: ReadPlan, deadline: Deadline) -> ChunkPipeline | None:
-        """The plan's reading, begun now at its first chunk when the deadline allows it (None when
-        there is no chunk, or no time): ``run`` takes it over (``first``)."""
-        if plan.assets is not None:
-            plan.assets.prepare(repo, plan.snapshot)  # the images first, so the articles resolve them
-        if not plan.chunks or not deadline.allows(self.commit_margin_s):
-            return None
-        pipeline = self._pipeline(repo, plan, deadline)
-        pipeline.start(0)
-        return pipeline
-
     def _pipeline(self, repo: RepoRef, plan: ReadPlan, deadline: Deadline) -> ChunkPipeline:
         self._slowest = 0.0
 
@@ -90,15 +79,13 @@ class ChunkedSync:
         known: Known,
         deadline: Deadline,
         *,
-        first: ChunkPipeline | None = None,
         progress: Progress | None = None,
     ) -> SyncSummary:
-        """Read and commit the changed files chunk by chunk, then archive what is gone, and sum it up.
-        ``first``: the reading ``first_chunk`` began (this run ends it)."""
+        """Read and commit the changed files chunk by chunk, then archive what is gone, and sum it up."""
         index = known.index
         snapshot = plan.snapshot
         if plan.assets is not None:
-            plan.assets.prepare(repo, snapshot)  # nothing when the first chunk prepared it
+            plan.assets.prepare(repo, snapshot)  # the images first, so the articles resolve them
         # A truncated listing may just be missing paths: never archive from it.
         if snapshot.complete:
             archive = [slug for slug, s in index.items() if slug not in plan.slugs and not s.archived]
@@ -113,22 +100,18 @@ class ChunkedSync:
         changes = ReaderChanges()
         written = archived = done = committed = 0
         if not chunks:
-            if first is not None:
-                first.close()
             written, archived = self._writer.apply(user_id, [], archive, index, changes)
         else:
-            pipeline = first or self._pipeline(repo, plan, deadline)
-            reading = first is not None
+            pipeline = self._pipeline(repo, plan, deadline)
             with pipeline:
                 for number, files in enumerate(chunks):
-                    if not (reading and pipeline.reading_on()):
+                    if not pipeline.reading_on():
                         # Nothing read ahead: this chunk starts now, if it still fits.
                         if not deadline.allows(self.commit_margin_s + self._slowest):
                             read.left = [f.path for rest in chunks[number:] for f in rest]
                             _log_left(read.left, deadline, self.commit_margin_s + self._slowest)
                             break
                         pipeline.start(number)
-                        reading = True
                     last = number == len(chunks) - 1
                     position = WritePosition(chunk=number + 1, chunks=len(chunks), committed=committed)
                     w, a, write_s = self._writer.apply_stream(

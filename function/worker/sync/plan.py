@@ -55,14 +55,18 @@ class Planner:
         *,
         chunk_max_files: int = READ_CHUNK_FILES,
         chunk_max_bytes: int = READ_CHUNK_BYTES,
+        render_fingerprint: str | None = None,
     ) -> None:
         self._articles_dir = articles_dir
         self._chunk_max_files = chunk_max_files
         self._chunk_max_bytes = chunk_max_bytes
+        # What this code renders with (``function.articles.render_fingerprint``); None: not compared.
+        self._render_fingerprint = render_fingerprint
 
     def plan(self, snapshot: Snapshot, known: Known, *, rebuild: bool = False) -> ReadPlan:
-        """Which files changed (with ``rebuild``, every file). A file that failed to parse at the same
-        blob before is reported again but not fetched (with ``rebuild``, it is read again)."""
+        """Which files changed (with ``rebuild``, every file), and which were rendered by another version
+        of the renderer or with other settings (read and rendered again). A file that failed to parse at
+        the same blob before is reported again but not fetched (with ``rebuild``, it is read again)."""
         started = time.monotonic()
         files_by_slug: dict[str, RepoFile] = {}
         failures: list[FileFailure] = []
@@ -82,6 +86,8 @@ class Planner:
             elif remembered is not None and remembered.blob_sha == file.sha and remembered.path == file.path:
                 failures.append(FileFailure(file.path, remembered.message, False, remembered=True))
             elif (stored := known.index.get(slug)) is None or stored.blob_sha != file.sha or stored.archived:
+                changed.append(file)
+            elif self._render_fingerprint not in (None, stored.render_fingerprint):
                 changed.append(file)
         if known.assets is not None and not rebuild:
             # Rendered with an image that changed since: rendered again, to point at its new key.

@@ -1,5 +1,6 @@
 """The parts of the store the sync uses, as narrow ports: ``function.store.facade.PeeweeStore`` is the
-real one, and a test may hand any object with these methods."""
+real one (its parts ``users``, ``locks``, ``reconcile``, ``deliveries`` and ``books``), and a test may hand
+any object with these parts."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import Protocol, Unpack
 
 from function.articles.parsed import ParsedArticle
 from function.store.book_records import BookWrite, StoredBook
-from function.store.job_turns import DeliveryStart, OpenedPush, TurnRead
 from function.store.records import (
     ApplyResult,
     DeliveryFinish,
@@ -19,6 +19,24 @@ from function.store.records import (
     StoredArticle,
     UserRecord,
 )
+
+
+class Users(Protocol):
+    """The users the sync reads, and the repository a first push pins (``function.store.users``)."""
+
+    def get_user(self, name: str) -> UserRecord | None: ...
+
+    def pin_repository(self, user_id: int, repository: str, repository_id: int | None) -> None: ...
+
+
+class Locks(Protocol):
+    """The per-user sync lock (``function.store.locks``)."""
+
+    def installation_user_locked(
+        self, installation_id: int, timeout_s: float
+    ) -> AbstractContextManager[UserRecord | None]: ...
+
+    def user_lock(self, user_id: int, timeout_s: float) -> AbstractContextManager[None]: ...
 
 
 class ArticleWrites(Protocol):
@@ -32,6 +50,7 @@ class ArticleWrites(Protocol):
         now: datetime,
         *,
         index: Mapping[str, StoredArticle],
+        render_fingerprint: str | None = None,
     ) -> ApplyResult: ...
 
     def remember_failures(
@@ -39,12 +58,21 @@ class ArticleWrites(Protocol):
     ) -> None: ...
 
 
+class Articles(ArticleWrites, Protocol):
+    """What is stored of the articles, and the writes (``function.store.reconcile``)."""
+
+    def load_index(self, user_id: int) -> Mapping[str, StoredArticle]: ...
+
+    def load_failures(self, user_id: int) -> Mapping[str, RememberedFailure]: ...
+
+
 class DeliveryLog(Protocol):
-    """The delivery records: what the worker saw, for idempotency and operators."""
+    """The delivery records: what the worker saw, for idempotency and operators
+    (``function.store.deliveries``)."""
 
-    def get_delivery(self, delivery_id: str) -> DeliveryRecord | None: ...
-
-    def last_sync(self, installation_id: int, repository: str) -> DeliveryRecord | None: ...
+    def delivery_and_last_sync(
+        self, delivery_id: str, installation_id: int, repository: str
+    ) -> tuple[DeliveryRecord | None, DeliveryRecord | None]: ...
 
     def start_delivery(
         self,
@@ -58,14 +86,10 @@ class DeliveryLog(Protocol):
 
     def finish_delivery(self, delivery_id: str, **finish: Unpack[DeliveryFinish]) -> None: ...
 
-    def finish_and_release(
-        self, user_id: int, delivery_id: str, /, **finish: Unpack[DeliveryFinish]
-    ) -> None: ...
-
 
 class BookStore(Protocol):
     """Zenn books: their index, one book's write, archiving, and the books that failed
-    (``function.store.books.BookQueries``)."""
+    (``function.store.books``)."""
 
     def load_book_index(self, user_id: int) -> Mapping[str, StoredBook]: ...
 
@@ -82,23 +106,21 @@ class BookStore(Protocol):
     def archive_books(self, user_id: int, slugs: Sequence[str], now: datetime) -> list[str]: ...
 
 
-class WorkerStore(ArticleWrites, DeliveryLog, BookStore, Protocol):
-    """Everything the worker asks of the store: the ports above, users and their locks."""
+class WorkerStore(Protocol):
+    """Everything the worker asks of the store, part by part (read-only attributes, so the store's own
+    classes for each part fit)."""
 
-    def installation_user_locked(
-        self, installation_id: int, timeout_s: float
-    ) -> AbstractContextManager[UserRecord | None]: ...
+    @property
+    def users(self) -> Users: ...
 
-    def user_lock(self, user_id: int, timeout_s: float) -> AbstractContextManager[None]: ...
+    @property
+    def locks(self) -> Locks: ...
 
-    def push_opened(
-        self, timeout_s: float, start: DeliveryStart, also: TurnRead | None = None
-    ) -> AbstractContextManager[OpenedPush]: ...
+    @property
+    def reconcile(self) -> Articles: ...
 
-    def get_user(self, name: str) -> UserRecord | None: ...
+    @property
+    def deliveries(self) -> DeliveryLog: ...
 
-    def pin_repository(self, user_id: int, repository: str, repository_id: int | None) -> None: ...
-
-    def load_index(self, user_id: int) -> Mapping[str, StoredArticle]: ...
-
-    def load_failures(self, user_id: int) -> Mapping[str, RememberedFailure]: ...
+    @property
+    def books(self) -> BookStore: ...

@@ -6,7 +6,6 @@ a retry before what will not.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from datetime import datetime
 
@@ -36,17 +35,9 @@ class DeliveryRecorder:
             self._clock(),
         )
 
-    def finish(
-        self, delivery: DeliveryInfo, summary: SyncSummary, *, release_lock_of: int | None = None
-    ) -> None:
-        """Record a sync's end: its counts, outcome and error text (``release_lock_of``: and release that
-        user's lock, in the same round trip)."""
-        finish = (
-            self._deliveries.finish_delivery
-            if release_lock_of is None
-            else functools.partial(self._deliveries.finish_and_release, release_lock_of)
-        )
-        finish(
+    def finish(self, delivery: DeliveryInfo, summary: SyncSummary) -> None:
+        """Record a sync's end: its counts, outcome and error text."""
+        self._deliveries.finish_delivery(
             delivery.delivery_id,
             head_sha=summary.head_sha,
             processed=summary.processed,

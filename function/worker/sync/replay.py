@@ -8,7 +8,6 @@ import logging
 from function.store.records import DeliveryRecord, Outcome, UserRecord, is_complete
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
-from function.worker.sync.ports import DeliveryLog
 from function.worker.sync.records import DeliveryRecorder
 from function.worker.sync.summary import SyncSummary
 
@@ -39,13 +38,33 @@ def follows(user: UserRecord, push: PushRef, *, first_push_pins: bool = False) -
 class Replays:
     """The skip decisions of one worker, recorded through its DeliveryRecorder."""
 
-    def __init__(self, deliveries: DeliveryLog, recorder: DeliveryRecorder) -> None:
-        self._deliveries = deliveries
+    def __init__(self, recorder: DeliveryRecorder, *, first_push_pins: bool = False) -> None:
         self._recorder = recorder
+        self._first_push_pins = first_push_pins
 
-    def skip_other_repository(
-        self, user: UserRecord, delivery: DeliveryInfo, push: PushRef, *, started: bool = False
-    ) -> SyncSummary:
+    def skipped(
+        self,
+        user: UserRecord,
+        delivery: DeliveryInfo,
+        push: PushRef,
+        previous: DeliveryRecord | None,
+        last_sync: DeliveryRecord | None,
+    ) -> SyncSummary | None:
+        """The summary of a push that needs no sync, recorded (but the duplicate's, whose record stands),
+        or None: a push from a repository the blog does not follow, a head the latest sync reached, a
+        delivery already processed. ``previous``: this delivery's own record; ``last_sync``: the latest
+        sync of the pushed repository (both read under the lock)."""
+        if not follows(user, push, first_push_pins=self._first_push_pins):
+            return self._other_repository(user, delivery, push)
+        replayed = self._head_synced_by(last_sync, delivery, push)
+        if replayed is not None:
+            return replayed
+        if is_complete(previous):
+            # The one duplicate check: GitHub delivers at least once, and Lambda may run one event twice.
+            return SyncSummary(skipped_reason=ALREADY_PROCESSED)
+        return None
+
+    def _other_repository(self, user: UserRecord, delivery: DeliveryInfo, push: PushRef) -> SyncSummary:
         """A push from a repository the user's blog does not follow: an App installed on "All
         repositories" receives every repository's pushes. Nothing is read or written but the record."""
         followed = (
@@ -58,28 +77,20 @@ class Replays:
             "Push from another repository skipped",
             extra={"delivery": delivery.delivery_id, "repository": pushed, "followed": followed},
         )
-        if not started:
-            self._recorder.start(delivery, push)
+        self._recorder.start(delivery, push)
         self._recorder.finish_empty(
             delivery, Outcome.SKIPPED, f"{OTHER_REPOSITORY}: {pushed}; the blog follows {followed}"[:2000]
         )
         return SyncSummary(skipped_reason=OTHER_REPOSITORY)
 
-    def head_already_synced(self, delivery: DeliveryInfo, push: PushRef) -> SyncSummary | None:
+    def _head_synced_by(
+        self, last: DeliveryRecord | None, delivery: DeliveryInfo, push: PushRef
+    ) -> SyncSummary | None:
         """Replays cost nothing: a push whose ``after`` is the head the latest sync of this user's
         repository reached, with no transient failure left from it, is done without a GitHub request.
         It also coalesces deliveries queued on the lock: the ones behind a sync of their head end here.
         (X-GitHub-Delivery is not signed, so one captured push can come back under any number of ids.)
-        One SELECT, under the lock, before the read starts. The latest sync's own delivery, delivered
-        again, is not a replay but a duplicate: ``already_processed`` answers it."""
-        last = self._deliveries.last_sync(push.installation_id, push.repository)
-        return self.head_synced_by(last, delivery, push)
-
-    def head_synced_by(
-        self, last: DeliveryRecord | None, delivery: DeliveryInfo, push: PushRef, *, started: bool = False
-    ) -> SyncSummary | None:
-        """``head_already_synced`` with the last sync already read (``started``: this delivery's start
-        is already recorded)."""
+        The latest sync's own delivery, delivered again, is not a replay but a duplicate."""
         if last is None or not push.after or last.head_sha != push.after:
             return None
         if last.delivery_id == delivery.delivery_id:
@@ -88,8 +99,7 @@ class Replays:
             # A file failed for a reason that may pass, or the listing was truncated: syncing this
             # head again can still change something.
             return None
-        if not started:
-            self._recorder.start(delivery, push)
+        self._recorder.start(delivery, push)
         self._recorder.finish_empty(delivery, Outcome.SKIPPED, None, head_sha=last.head_sha)
         log.info(
             "Head already synced",
@@ -100,11 +110,3 @@ class Replays:
             },
         )
         return SyncSummary(head_sha=last.head_sha, skipped_reason=HEAD_ALREADY_SYNCED)
-
-    def already_processed(self, delivery: DeliveryInfo) -> SyncSummary | None:
-        """The one duplicate check: this delivery id's own record is complete (GitHub delivers at
-        least once, and Lambda may run one event twice). Its record is left as it is."""
-        previous = self._deliveries.get_delivery(delivery.delivery_id)
-        if not is_complete(previous):
-            return None
-        return SyncSummary(skipped_reason=ALREADY_PROCESSED)

@@ -58,6 +58,9 @@ class SyncSummary:
     book_changes: BookChanges | None = None
     # Set when the sync was held by the safety valve: nothing was written (function.worker.sync.mass_removal).
     held: MassRemoval | None = None
+    # Books served without some chapter their config lists (missing, or that does not render): a partial
+    # sync, every such chapter named among the warnings.
+    incomplete: list[str] = field(default_factory=list)
 
     @property
     def retryable(self) -> bool:
@@ -71,8 +74,9 @@ class SyncSummary:
 
     @property
     def outcome(self) -> Outcome:
-        """``partial``: some files are broken (they fail again until their blob changes), the delivery
-        is complete all the same; ``failed``: some file may pass on a retry (GitHub 5xx, time-out)."""
+        """``partial``: some files are broken (they fail again until their blob changes), or a book is
+        served without some of its chapters; the delivery is complete all the same. ``failed``: some
+        file may pass on a retry (GitHub 5xx, time-out). ``held``: the safety valve held it."""
         if self.skipped_reason:
             return Outcome.SKIPPED
         if self.held is not None:
@@ -80,7 +84,7 @@ class SyncSummary:
         if self.left:
             return Outcome.FAILED
         if not self.failures:
-            return Outcome.SUCCESS
+            return Outcome.PARTIAL if self.incomplete else Outcome.SUCCESS
         return Outcome.FAILED if self.retryable else Outcome.PARTIAL
 
     @property
@@ -89,7 +93,7 @@ class SyncSummary:
         left, or a truncated listing (nothing was archived). What the delivery record keeps."""
         return self.retryable or not self.listing_complete
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         if self.skipped_reason:
             return {"status": "skipped", "reason": self.skipped_reason}
         if self.held is not None:
@@ -111,7 +115,7 @@ class SyncSummary:
             "failedPaths": [f.path for f in self.failures],
         }
 
-    def log_fields(self) -> dict[str, Any]:
+    def log_fields(self) -> dict[str, Any]:  # log fields, spread into a logging call's keywords
         return {
             "processed": self.processed,
             "succeeded": self.succeeded,

@@ -45,9 +45,11 @@ class ArticleWriter:
         batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
         batch_max_bytes: int = TRANSACTION_MAX_BYTES,
         archive_max_articles: int = ARCHIVE_MAX_ARTICLES,
+        render_fingerprint: str | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
+        self._render_fingerprint = render_fingerprint  # what the articles given were rendered with
         self._batch_max_articles = batch_max_articles
         self._batch_max_bytes = batch_max_bytes
         self._archive_max_articles = archive_max_articles
@@ -135,7 +137,14 @@ class ArticleWriter:
     ) -> None:
         began = deadline.remaining()
         try:
-            result = self._store.apply(user_id, batch, archiving, self._clock(), index=index)
+            result = self._store.apply(
+                user_id,
+                batch,
+                archiving,
+                self._clock(),
+                index=index,
+                render_fingerprint=self._render_fingerprint,
+            )
         except Exception as exc:
             if not is_store_error(exc):
                 raise

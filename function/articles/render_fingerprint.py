@@ -1,0 +1,45 @@
+"""What a stored article, chapter or book was rendered with, as one short string kept beside it.
+
+The HTML blog-api stores depends on more than the Markdown: on this code's own rendering (``RENDER_VERSION``,
+raised by hand when a change to it changes its output), on two settings (raw HTML allowed, the asset base
+URL) and on the libraries that render, highlight and sanitize. Their versions are pinned, but an upgrade
+of a pin changes the output too. The fingerprint is a short hash of all of it; a sync re-renders the
+files whose stored fingerprint is not the running code's, so an upgrade needs no ``sync --rebuild``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from importlib.metadata import PackageNotFoundError, version
+
+# Raise it when a change to function/articles/ changes the HTML of an article that did not change: the
+# next sync of every blog then renders its articles, chapters and books again (and nothing else).
+RENDER_VERSION = 1
+
+# The libraries whose output is stored: a new version of any of them re-renders.
+RENDER_LIBRARIES = ("Pygments", "markdown-it-py", "mdit-py-plugins", "linkify-it-py", "nh3", "latex2mathml")
+
+
+@functools.cache
+def render_fingerprint(
+    *, allow_raw_html: bool, asset_base_url: str | None, render_version: int = RENDER_VERSION
+) -> str:
+    """16 hexadecimal digits that change with the render version, the two settings, or a library's
+    installed version (the same inputs always give the same string)."""
+    inputs = {
+        "render_version": render_version,
+        "allow_raw_html": allow_raw_html,
+        "asset_base_url": asset_base_url or "",
+        "libraries": {name: _installed(name) for name in RENDER_LIBRARIES},
+    }
+    text = json.dumps(inputs, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _installed(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:  # not installed: whatever renders without it is what was stored
+        return ""
