@@ -155,6 +155,7 @@ class Services:
             assets=asset_sync(self.settings, store.db, self.asset_store(), self.source()),
             first_push_pins=self.settings.source_dir is not None,
             render_processes=self.settings.render_processes,
+            mass_removal_fraction=self.settings.mass_removal_fraction,
         )
 
     def require_current_schema(self, store: PeeweeStore) -> None:

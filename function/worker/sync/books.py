@@ -67,6 +67,7 @@ class BookSyncResult:
         summary.warnings += [FileWarning(path, message) for path, message in self.warnings]
         summary.book_changes = self.changes
         summary.incomplete += self.incomplete
+        summary.books, summary.book_drafts = summary.books + self.books, summary.book_drafts + self.drafts
 
 
 Clock = Callable[[], datetime]

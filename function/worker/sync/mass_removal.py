@@ -73,3 +73,21 @@ def mass_removal(
     if confirmed is not None and going <= confirmed:
         return None
     return MassRemoval(user_name, going, len(served))
+
+
+@dataclass(frozen=True)
+class Valve:
+    """The valve of one sync: whose, the threshold, what a person confirmed (``confirmed``: a count from
+    ``blog-api redeliver --confirm-removal``, None: nothing), and the sync's clock's now."""
+
+    user_name: str
+    fraction: float
+    now: datetime
+    confirmed: int | None = None
+
+    def check(self, plan: ReadPlan, index: Mapping[str, StoredArticle]) -> tuple[MassRemoval | None, bool]:
+        """(the hold, or None; whether a confirmed count let a mass removal through: it is then used)."""
+        held = mass_removal(self.user_name, plan, index, self.now, self.fraction)
+        if held is not None and self.confirmed is not None and held.going <= self.confirmed:
+            return None, True
+        return held, False

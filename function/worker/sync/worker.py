@@ -11,13 +11,14 @@ its user's lock (``opening``), the skips (``replay``), the sync of the repositor
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
 
 from function.articles.render_fingerprint import RENDER_VERSION, render_fingerprint
 from function.assets.syncing import AssetSync
 from function.aws.deadline import UNLIMITED, Deadline
-from function.errors import ConfigError, NotFound
+from function.errors import ConfigError, NotFound, SourceMismatch
 from function.sources.port import ArticleSource, RepoRef
 from function.store.batching import ARCHIVE_MAX_ARTICLES, TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
 from function.store.steps import is_store_error
@@ -33,11 +34,15 @@ from function.worker.sync.reading import ChunkReader
 from function.worker.sync.records import DeliveryRecorder
 from function.worker.sync.replay import Replays, same_name
 from function.worker.sync.repository import RepositorySync
+from function.worker.sync.safeguards import Safeguards
 from function.worker.sync.summary import SyncSummary
 from function.worker.sync.write_failures import failure_text, worded_before_writes
 from function.worker.sync.writing import ArticleWriter
 
 Clock = Callable[[], datetime]
+
+# The event a ``blog-api sync`` is recorded under among the deliveries.
+SYNC_EVENT = "sync"
 
 
 def utc_now() -> datetime:
@@ -74,10 +79,14 @@ class Worker:
         read_ahead: bool = True,
         # Raised in the code when rendering changes (``RENDER_VERSION``); a test may run another.
         render_version: int = RENDER_VERSION,
+        # The safety valve's threshold (MASS_REMOVAL_FRACTION): see ``mass_removal``.
+        mass_removal_fraction: float = 0.5,
     ) -> None:
         self._store = store
         self._source = source
+        self._clock = clock
         self._lock_timeout_s = lock_timeout_s
+        self._guards = Safeguards(store.users, source, clock, fraction=mass_removal_fraction)
         # What this worker renders with: a file stored with another fingerprint is rendered again.
         fingerprint = render_fingerprint(
             allow_raw_html=allow_raw_html, asset_base_url=asset_base_url, render_version=render_version
@@ -143,18 +152,28 @@ class Worker:
             skipped = self._replays.skipped(user, delivery, push, locked.previous, locked.last_sync)
             if skipped is not None:
                 return skipped
+            try:
+                self._guards.bind(user, repository=push.repository)
+            except SourceMismatch as exc:
+                # Refused before anything is read: recorded, so `blog-api deliveries` says why.
+                self._recorder.start(delivery, push)
+                self._recorder.finish_failed(delivery, exc.message)
+                raise
             with self._opening.started(user, delivery, push) as started:
                 return self._synced(started, delivery, deadline)
 
     def _synced(self, started: Started, delivery: DeliveryInfo, deadline: Deadline) -> SyncSummary:
         """The push's sync once its start is recorded; its end (or its failure) recorded."""
+        user = started.user
         try:
             snapshot = started.head()
-            summary = self._sync.run(started.user.id, started.repo, snapshot, started.known, deadline)
+            valve = self._guards.valve(user)
+            summary = self._sync.run(user.id, started.repo, snapshot, started.known, deadline, valve=valve)
         except Exception as exc:
             self._recorder.finish_failed(delivery, failure_text(exc)[:2000])
             raise
         self._recorder.finish(delivery, summary)
+        self._guards.done(user, summary)
         return summary
 
     def sync_user(
@@ -166,12 +185,14 @@ class Worker:
         progress: Progress | None = None,
         deadline: Deadline = UNLIMITED,
         rebuild: bool = False,
+        confirm_removal: bool = False,
     ) -> SyncSummary:
         """A full scan for one user now (the CLI's ``sync``), under the same lock as deliveries, of the
-        repository the user follows. ``repository`` (owner/name) names it for a user who follows none
-        yet, and pins it; for any other user it must be the one they follow (ConfigError if not).
-        ``rebuild``: read and render every article again, unchanged files too (after an upgrade that
-        renders or reads front matter differently; an unchanged article keeps its ``updatedAt``)."""
+        repository the user follows, recorded as a delivery (``sync-…``) like a push. ``repository``
+        (owner/name) names it for a user who follows none yet, and pins it; for any other user it must
+        be the one they follow (ConfigError if not). ``rebuild``: read and render every article again,
+        unchanged files too (an unchanged article keeps its ``updatedAt``). ``confirm_removal``: no
+        safety valve (a person confirmed it). Raises SourceMismatch for another source than the user's."""
         user = self._store.users.get_user(name)
         if user is None:
             raise NotFound(f"no user named {name!r}")
@@ -182,13 +203,25 @@ class Worker:
             )
         repo = RepoRef(user.repository or repository or "", branch, user.installation_id)
         with self._store.locks.user_lock(user.id, self._lock_timeout_s):
+            user = self._store.users.get_user(name) or user  # as it is now that the lock is held
+            self._guards.bind(user, repository=repo.full_name or None)
             if user.repository is None and repository:
                 self._store.users.pin_repository(user.id, repository, None)
-            known = self._known(user.id)
-            snapshot = self._source.snapshot(repo)
-            return self._sync.run(
-                user.id, repo, snapshot, known, deadline, rebuild=rebuild, progress=progress
-            )
+            delivery = DeliveryInfo(f"sync-{uuid.uuid4()}", SYNC_EVENT, self._clock())
+            self._recorder.start_sync(delivery, user.installation_id, repo.full_name or None)
+            try:
+                known = self._known(user.id)
+                snapshot = self._source.snapshot(repo)
+                valve = self._guards.valve(user, confirmed=confirm_removal)
+                summary = self._sync.run(
+                    user.id, repo, snapshot, known, deadline, rebuild=rebuild, progress=progress, valve=valve
+                )
+            except Exception as exc:
+                self._recorder.finish_failed(delivery, failure_text(exc)[:2000])
+                raise
+            self._recorder.finish(delivery, summary)
+            self._guards.done(user, summary)
+            return summary
 
     def _known(self, user_id: int) -> Known:
         try:
