@@ -85,9 +85,6 @@ class Valve:
     now: datetime
     confirmed: int | None = None
 
-    def check(self, plan: ReadPlan, index: Mapping[str, StoredArticle]) -> tuple[MassRemoval | None, bool]:
-        """(the hold, or None; whether a confirmed count let a mass removal through: it is then used)."""
-        held = mass_removal(self.user_name, plan, index, self.now, self.fraction)
-        if held is not None and self.confirmed is not None and held.going <= self.confirmed:
-            return None, True
-        return held, False
+    def check(self, plan: ReadPlan, index: Mapping[str, StoredArticle]) -> MassRemoval | None:
+        """The hold of ``plan``, or None."""
+        return mass_removal(self.user_name, plan, index, self.now, self.fraction, confirmed=self.confirmed)

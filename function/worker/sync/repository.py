@@ -56,13 +56,10 @@ class RepositorySync:
         With ``valve``, a sync that would take most of the blog out of service is held: nothing is read
         or written, and the summary says so (``held``)."""
         plan = self._planner.plan(snapshot, known, rebuild=rebuild)
-        confirmed = False
-        if valve is not None:
-            held, confirmed = valve.check(plan, known.index)
-            if held is not None:
-                return SyncSummary(head_sha=snapshot.head_sha, held=held)
+        held = valve.check(plan, known.index) if valve is not None else None
+        if held is not None:
+            return SyncSummary(head_sha=snapshot.head_sha, held=held)
         summary = self._chunked.run(user_id, repo, plan, known, deadline, progress=progress)
-        summary.removal_confirmed = confirmed
         self._sync_books(user_id, repo, plan, summary, deadline, rebuild=rebuild)
         return summary
 

@@ -8,10 +8,11 @@ from collections.abc import Callable
 from datetime import datetime
 
 from function.sources.port import ArticleSource
-from function.store.records import UserRecord
+from function.store.records import COMPLETE_OUTCOMES, UserRecord
 from function.worker.sync.binding import binding_of, check_binding
 from function.worker.sync.mass_removal import Valve
 from function.worker.sync.ports import Users
+from function.worker.sync.replay import HEAD_ALREADY_SYNCED
 from function.worker.sync.summary import SyncSummary
 
 
@@ -42,7 +43,11 @@ class Safeguards:
         return Valve(user.name, self._fraction, self._clock(), user.removal_confirmed)
 
     def done(self, user: UserRecord, summary: SyncSummary) -> None:
-        """After a sync that carried out a removal confirmed for a redelivery: the confirmation is used
-        up (a sync that failed keeps it, for its retry; one that removed little leaves it)."""
-        if summary.removal_confirmed:
+        """A removal confirmed for a redelivery lasts until a sync of the user's repository completes, or
+        finds its head synced already (the redelivered one, or a later one: the state of the source it
+        confirmed is then gone, and a new mass removal is held again). A sync that failed or was cut by
+        the time budget keeps it, for its retry; a push from another repository leaves it alone."""
+        if user.removal_confirmed is None:
+            return
+        if summary.outcome in COMPLETE_OUTCOMES or summary.skipped_reason == HEAD_ALREADY_SYNCED:
             self._users.confirm_removal(user.id, None)

@@ -60,8 +60,6 @@ class SyncSummary:
     book_drafts: int = 0  # of ``drafts``, the books
     # Set when the sync was held by the safety valve: nothing was written (function.worker.sync.mass_removal).
     held: MassRemoval | None = None
-    # True when a removal a person confirmed for a redelivery let this sync archive most of the blog.
-    removal_confirmed: bool = False
     # Books served without some chapter their config lists (missing, or that does not render): a partial
     # sync, every such chapter named among the warnings.
     incomplete: list[str] = field(default_factory=list)

@@ -151,6 +151,7 @@ class Worker:
             user = locked.user
             skipped = self._replays.skipped(user, delivery, push, locked.previous, locked.last_sync)
             if skipped is not None:
+                self._guards.done(user, skipped)
                 return skipped
             try:
                 self._guards.bind(user, repository=push.repository)
