@@ -221,9 +221,7 @@ def test_listed_chapters_without_a_file_are_named_on_every_sync_and_the_rest_ser
     assert book is not None
     assert [c.slug for c in book.chapters] == [c for c in listed if c in written]
     for result in (first, again):
-        missing = [
-            path for path, _ in result.warnings if path.startswith(str("books/long-course-of-lessons/"))
-        ]
+        missing = [path for path, _ in result.warnings if path.startswith("books/long-course-of-lessons/")]
         assert missing == [f"books/long-course-of-lessons/{c}.md" for c in listed if c not in written]
         assert result.failed == 0 and result.incomplete == ["long-course-of-lessons"]
 
