@@ -111,3 +111,54 @@ def test_naming_the_articles_folder_reads_the_whole_repository_and_says_so(
     assert "no such file" not in result.stdout and "warning" not in result.stdout.replace("warnings=0", "")
     assert served_book(str(env["DATABASE_URL"]), "guide-to-zenn") == ["intro"]
     assert [a.published_at for a in served(str(env["DATABASE_URL"]))][-1] == datetime(2021, 4, 1, 12, 0)
+
+
+def test_the_summary_counts_articles_and_books_apart_with_what_was_written(
+    tmp_path: Path, repo: GitRepo
+) -> None:
+    env = env_for(tmp_path, repo.root)
+
+    first = run_cli("sync", "--user", "demo", env=env)
+    again = run_cli("sync", "--user", "demo", env=env)
+
+    assert first.exit_code == 0, first.stdout
+    lines = first.stdout.splitlines()
+    assert lines[1].startswith("synced demo: processed=4 succeeded=4 failed=0 fetched=")
+    assert " written=4 unchanged=0 archived=0 " in lines[1]
+    assert lines[2] == "  3 articles: 3 published, 0 drafts (not served)"
+    assert lines[3] == "  1 books: 1 published, 0 drafts"
+    assert " written=0 unchanged=4 " in again.stdout.splitlines()[1]
+
+
+def test_a_cli_sync_is_recorded_among_the_deliveries_with_its_warnings(tmp_path: Path, repo: GitRepo) -> None:
+    repo.commit("2024-01-01T00:00:00Z", {"articles/typo0123456789.md": "---\ntitle: T\ncanonical: x\n---\n"})
+    env = env_for(tmp_path, repo.root)
+
+    run_cli("sync", "--user", "demo", env=env)
+    listed = run_cli("deliveries", env=env).stdout.splitlines()
+
+    [row] = listed[1:]
+    fields = row.split("\t")
+    assert fields[0].startswith("sync-") and fields[1] == "sync"
+    assert fields[5] == "5/5/0" and fields[7] == "success"
+    assert "warning: articles/typo0123456789.md: unknown front matter key 'canonical'" in fields[8]
+
+
+def test_a_book_without_some_of_its_chapters_is_a_partial_sync_exit_3(tmp_path: Path, repo: GitRepo) -> None:
+    repo.commit(
+        "2024-02-02T00:00:00Z",
+        {
+            "books/guide-to-zenn/config.yaml": CONFIG.replace(
+                "  - intro\n", "  - intro\n  - later\n  - never\n"
+            )
+        },
+    )
+    env = env_for(tmp_path, repo.root)
+
+    result = run_cli("sync", "--user", "demo", env=env)
+
+    assert result.exit_code == 3, result.stdout
+    assert "  1 books: 1 published, 0 drafts; served without some chapters: guide-to-zenn" in result.stdout
+    assert "  warning books/guide-to-zenn/later.md: config.yaml's 'chapters' lists 'later'" in result.stdout
+    assert "  warning books/guide-to-zenn/never.md: config.yaml's 'chapters' lists 'never'" in result.stdout
+    assert served_book(str(env["DATABASE_URL"]), "guide-to-zenn") == ["intro"]

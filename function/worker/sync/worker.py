@@ -205,12 +205,12 @@ class Worker:
         repo = RepoRef(user.repository or repository or "", branch, user.installation_id)
         with self._store.locks.user_lock(user.id, self._lock_timeout_s):
             user = self._store.users.get_user(name) or user  # as it is now that the lock is held
-            self._guards.bind(user, repository=repo.full_name or None)
-            if user.repository is None and repository:
-                self._store.users.pin_repository(user.id, repository, None)
             delivery = DeliveryInfo(f"sync-{uuid.uuid4()}", SYNC_EVENT, self._clock())
             self._recorder.start_sync(delivery, user.installation_id, repo.full_name or None)
             try:
+                self._guards.bind(user, repository=repo.full_name or None)
+                if user.repository is None and repository:
+                    self._store.users.pin_repository(user.id, repository, None)
                 known = self._known(user.id)
                 snapshot = self._source.snapshot(repo)
                 valve = self._guards.valve(user, confirmed=confirm_removal)
