@@ -19,13 +19,14 @@ CHAPTER = "---\ntitle: Intro\n---\nhello\n"
 
 
 def zenn_repository(root: Path) -> Path:
-    for path, content in {
+    files: dict[str, str | bytes] = {
         "articles/first.md": ARTICLE,
         "articles/second.md": ARTICLE,
         "books/guide/config.yaml": CONFIG,
         "books/guide/intro.md": CHAPTER,
         "images/pic.png": b"\x89PNG\r\n\x1a\n",
-    }.items():
+    }
+    for path, content in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_bytes(content.encode() if isinstance(content, str) else content)
     return root
