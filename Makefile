@@ -22,10 +22,22 @@ HOST ?= 127.0.0.1
 # What `make install` installs or upgrades before the lock: the newest by default; CI pins exact versions.
 PIP_TOOLS ?= pip uv
 
-# Embedded defaults for `make run`.
-RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles \
-           DATABASE_URL=sqlite:///.data/blog.db \
-           SITE_URL=http://127.0.0.1:$(PORT)
+# What `make run` serves: REPO, a Zenn-shaped repository (its root, or its articles/ folder), else the
+# sample. Each folder gets its own SQLite database, so the sample's articles never enter your blog's.
+REPO ?=
+# The settings `make run` fixes, each unless given on make's command line (`make run ARTICLE_SOURCE=dir:..`):
+# a DATABASE_URL or ARTICLE_SOURCE exported in the shell for something else is never used, nor written to,
+# by a local server. Every other setting of docs/configuration.md (SITE_URL, LOG_LEVEL, ...) reaches the
+# app from make's command line or the environment as it is.
+given = $(if $(filter command line,$(origin $(1))),$($(1)),$(2))
+RUN_SOURCE := $(call given,ARTICLE_SOURCE,dir:$(or $(REPO),examples/articles))
+RUN_FOLDER := $(patsubst dir:%,%,$(filter dir:%,$(RUN_SOURCE)))
+# Named after the repository's folder (its parent when REPO names the articles/ folder itself).
+run_root = $(if $(filter articles,$(notdir $(1))),$(patsubst %/,%,$(dir $(1))),$(1))
+RUN_DATABASE := .data/$(if $(filter-out examples/articles,$(RUN_FOLDER)),$(notdir $(call run_root,$(abspath $(RUN_FOLDER)))),blog).db
+RUN_ENV := GITHUB_WEBHOOK_SECRET=$(call given,GITHUB_WEBHOOK_SECRET,dev-secret) \
+           ARTICLE_SOURCE=$(RUN_SOURCE) \
+           DATABASE_URL=$(call given,DATABASE_URL,sqlite:///$(RUN_DATABASE))
 
 .PHONY: install install-run run preview test check bench package lock lock-check mariadb-server docs clean
 
@@ -53,10 +65,13 @@ $(RUN_STAMP): pyproject.toml uv.lock
 	$(BIN)/python -m pip install -q --no-deps -e .
 	@touch $(RUN_STAMP)
 
+# The folder is synced before serving, so it is served from the first request; a refused or partial sync
+# is said by the sync itself, and the server starts all the same.
 run: install-run
 	@mkdir -p .data
 	$(RUN_ENV) $(BIN)/blog-api init-db
 	$(RUN_ENV) $(BIN)/blog-api users add --name demo --email demo@example.com --installation-id 1 --if-missing
+	$(RUN_ENV) $(BIN)/blog-api sync --user demo || true
 	$(RUN_ENV) $(BIN)/python -m flask --app function.app run --host $(HOST) --port $(PORT)
 
 # `make preview REPO=path/to/your/zenn-repo`: your articles and books in the browser as readers will see

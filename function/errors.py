@@ -50,6 +50,14 @@ class UnknownInstallation(BlogApiError):
         )
 
 
+class SourceMismatch(BlogApiError):
+    """A sync from a source other than the one the user is bound to: refused before anything is read or
+    written (permanent, never retried); the message names both sources and the command to rebind."""
+
+    status = 409
+    code = "SOURCE_MISMATCH"
+
+
 class Unavailable(BlogApiError):
     """A dependency failed in a way worth retrying (self-invoke, GitHub, database)."""
 

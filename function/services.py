@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from function.assets.port import AssetStore
     from function.github.installations import InstallationState
     from function.hooks.after_sync import Later
+    from function.hooks.alarm import AlarmNotifier
     from function.hooks.dispatch import HookDispatcher
     from function.hooks.wiring import HookParts
     from function.sources.port import ArticleSource
@@ -154,6 +155,7 @@ class Services:
             assets=asset_sync(self.settings, store.db, self.asset_store(), self.source()),
             first_push_pins=self.settings.source_dir is not None,
             render_processes=self.settings.render_processes,
+            mass_removal_fraction=self.settings.mass_removal_fraction,
         )
 
     def require_current_schema(self, store: PeeweeStore) -> None:
@@ -191,6 +193,16 @@ class Services:
                 self._hook_parts, self._hook_parts_built = parts_from_settings(self.settings), True
             parts = self._hook_parts
         return dispatcher(parts, store.hooks, self.settings.site_url)
+
+    def alarm(self) -> AlarmNotifier:
+        """The stack's alarm topic (``ALARM_TOPIC_ARN``), or the log without one: told when a sync is held
+        or a front end's endpoint is disabled."""
+        from function.hooks.wiring import parts_from_settings
+
+        with self._lock:
+            if self._hook_parts is None:
+                self._hook_parts, self._hook_parts_built = parts_from_settings(self.settings), True
+            return self._hook_parts.alarm
 
     def after_sync(
         self,

@@ -86,6 +86,16 @@ def _render_processes(value: str) -> int:
     return int(value)
 
 
+def _fraction(value: str) -> float:
+    try:
+        parsed = float(value)
+    except ValueError:
+        raise SettingProblem("must be a number between 0 and 1, e.g. 0.5") from None
+    if not 0 < parsed <= 1:
+        raise SettingProblem("must be a number between 0 and 1, e.g. 0.5 (1: never hold a sync)")
+    return parsed
+
+
 def _connections(value: str) -> str | None:
     return None if value in ("keep", "per-job") else "must be 'keep' or 'per-job'"
 
@@ -398,6 +408,17 @@ class RuntimeSettings:
         parse=_render_processes,
         default=None,
         default_doc="one per CPU the function has (Lambda: one per 1,769 MB)",
+    )
+    # The safety valve: a sync that would take more than this share of a user's served articles out of
+    # service (and at least MASS_REMOVAL_MIN_ARTICLES) is held until a person confirms it.
+    mass_removal_fraction: float = setting(
+        env="MASS_REMOVAL_FRACTION",
+        doc="a sync that would archive more than this share of a user's served articles (at least 20 of "
+        "them) is held, nothing archived, until `blog-api sync --user U --confirm-removal` "
+        "([Operating](operating.md#a-sync-held-for-mass-removal)); `1` never holds",
+        parse=_fraction,
+        default=0.5,
+        strip=True,
     )
     # GitHub account login -> blog user name, for installation events whose login differs from the name.
     installation_user_map: Mapping[str, str] = setting(

@@ -9,8 +9,10 @@ Decisions where Zenn leaves room (its CLI's readers and validators are the refer
   ``.md``). ``price`` is read by Zenn's shop only and ignored here, as are keys this version does not
   know (each reported once as a warning).
 * Chapters are ordered by ``chapters`` when it lists any: the chapter files are ``<slug>.md`` and a file
-  the list does not name is not part of the book (Zenn does not publish it either); a listed slug with
-  no file fails the book. Without ``chapters``, every chapter file is ``<number>.<slug>.md`` and the
+  the list does not name is not part of the book (Zenn does not publish it either). A listed slug with
+  no file is left out and the book is served with the chapters it has, in the list's order, numbered
+  from 1 without gaps; ``missing_chapters`` names every one left out, each with the file expected, so
+  one sync lists them all. Without ``chapters``, every chapter file is ``<number>.<slug>.md`` and the
   number orders them (ties by slug); a file not named so is left out with a warning.
 * A chapter file is Markdown with front matter like an article: ``title`` is required; ``free`` is
   Zenn's paywall flag and ignored. The body is rendered by the article renderer.
@@ -192,15 +194,8 @@ def _place_chapters(
 ) -> tuple[list[ChapterPlace], list[tuple[str, str]]]:
     if config.chapter_slugs is not None:
         by_slug = {path.name.removesuffix(".md"): repo_path for repo_path, path in chapter_files.items()}
-        missing = [slug for slug in config.chapter_slugs if slug not in by_slug]
-        if missing:
-            # Each listed slug passed chapter_slug_error: at most 50 plain characters.
-            raise ArticleParseError(
-                f"config: 'chapters' lists {missing[0]!r} but there is no {missing[0]}.md"
-            )
-        places = [
-            ChapterPlace(by_slug[slug], slug, number) for number, slug in enumerate(config.chapter_slugs, 1)
-        ]
+        present = [slug for slug in config.chapter_slugs if slug in by_slug]
+        places = [ChapterPlace(by_slug[slug], slug, number) for number, slug in enumerate(present, 1)]
         return places, []
     numbered: list[tuple[int, str, str]] = []
     warnings: list[tuple[str, str]] = []
@@ -224,6 +219,27 @@ def _place_chapters(
         seen.add(slug)
     numbered.sort()
     return [ChapterPlace(path, slug, place) for place, (_, slug, path) in enumerate(numbered, 1)], warnings
+
+
+def missing_chapters(
+    config: BookConfig, chapter_files: Mapping[str, BookPath], folder: str
+) -> list[tuple[str, str]]:
+    """(the file expected, why and the fix) for every chapter ``chapters`` lists whose file is not in
+    ``folder`` (the book's repository folder, ``books/<slug>``), in the list's order: the book is served
+    without them."""
+    if config.chapter_slugs is None:
+        return []
+    present = {path.name.removesuffix(".md") for path in chapter_files.values()}
+    # Each listed slug passed chapter_slug_error: at most 50 plain characters.
+    return [
+        (
+            f"{folder}/{slug}.md",
+            f"config.yaml's 'chapters' lists {slug!r} but there is no {slug}.md: the book is served "
+            f"without it (add {folder}/{slug}.md, or take {slug!r} out of 'chapters')",
+        )
+        for slug in config.chapter_slugs
+        if slug not in present
+    ]
 
 
 def parse_chapter(

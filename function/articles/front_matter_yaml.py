@@ -172,7 +172,9 @@ def split_front_matter(text: str, loader: YamlLoader) -> tuple[dict[Any, Any], s
             f"front matter is {len(source)} characters; at most {MAX_FRONT_MATTER_CHARS} are allowed"
         )
     try:
-        meta = load_yaml(source, loader)
+        # Blank lines in place of the lines above the YAML (blank ones, the opening "---"): YAML skips them,
+        # and the line numbers of its errors are the file's, the ones an editor shows.
+        meta = load_yaml("\n" * (start + 1) + source, loader)
     except RenderLimitError:
         raise  # the file's CPU budget ran out: said by the file's boundary
     except yaml.YAMLError as exc:

@@ -30,3 +30,6 @@ class ParsedArticle:
     # naive UTC: 00:00 of the slug's leading date (2024-01-21-...), for an article without a time yet
     slug_date: datetime | None = None
     warnings: tuple[str, ...] = ()  # e.g. unknown front matter keys: reported, never a failure
+    # naive UTC: when the file was added, from the repository's history (the source's ``added_at``);
+    # dates an article with no date of its own when it is first published. Not part of the content.
+    added_at: datetime | None = None

@@ -127,8 +127,10 @@ def build_renderer(allow_raw_html: bool) -> MarkdownIt:
     md.add_render_rule("math_inline_double", _render_math_display)
     md.add_render_rule("math_block", _render_math_display)
     md.add_render_rule("math_block_label", _render_math_display)
-    container_plugin(md, "message", render=_render_message)
-    container_plugin(md, "details", render=_render_details)
+    # Only the lines Zenn opens as a block are blocks (its renderer's patterns): any other ``:::message…``
+    # or ``:::details`` line stays the author's text, as Zenn shows it.
+    container_plugin(md, "message", validate=_is_message, render=_render_message)
+    container_plugin(md, "details", validate=_is_details, render=_render_details)
     md.add_render_rule("fence", _render_fence)
     md.add_render_rule("footnote_block_open", _render_footnotes_open)
     md.add_render_rule("footnote_ref", _render_footnote_ref)
@@ -227,15 +229,28 @@ def _render_footnotes_open(
     return '<section class="footnotes">\n<ol class="footnotes-list">\n'
 
 
+# Zenn's patterns for a container's opening line, after its colons (zenn-markdown-html's md-container).
+_MESSAGE_INFO = re.compile(r"message\s*(alert)?")
+_DETAILS_INFO = re.compile(r"details\s+(.*)")
+
+
+def _is_message(params: str, _markup: str) -> bool:
+    return _MESSAGE_INFO.fullmatch(params.strip()) is not None
+
+
+def _is_details(params: str, _markup: str) -> bool:
+    return _DETAILS_INFO.fullmatch(params.strip()) is not None
+
+
 def _render_message(
     self: RendererProtocol, tokens: Sequence[Token], idx: int, _options: OptionsDict, env: EnvType
 ) -> str:
     token = tokens[idx]
     if token.nesting == -1:
         return "</aside>\n"
-    # info is "message" or "message alert"; anything else after "message" is treated as a plain message.
-    words = token.info.split()
-    kind = "alert" if words[1:2] == ["alert"] else "message"
+    # info is "message", "message alert" (or Zenn's "messagealert"): the only lines opened as one.
+    found = _MESSAGE_INFO.fullmatch(token.info.strip())
+    kind = "alert" if found is not None and found.group(1) else "message"
     return f'<aside class="msg {kind}">\n'
 
 
@@ -245,8 +260,7 @@ def _render_details(
     token = tokens[idx]
     if token.nesting == -1:
         return "</details>\n"
-    title = token.info.strip()[len("details") :].strip()
-    if not title:
-        # No <summary>: the browser shows its own "Details" label.
-        return "<details>\n"
+    # Opened only with a summary (Zenn's pattern wants one): "details" alone stays text.
+    found = _DETAILS_INFO.fullmatch(token.info.strip())
+    title = found.group(1) if found is not None else ""
     return f"<details><summary>{escapeHtml(title)}</summary>\n"

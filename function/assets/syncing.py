@@ -161,6 +161,8 @@ class AssetPass:
         return ArticleImages(article_path, self)
 
     def resolve(self, article: ArticleImages, src: str) -> str | None:
+        """The asset URL for ``src`` as the article writes it, or None (left as written). Every warning
+        names the image as the article writes it, and the repository path where that helps."""
         candidates = repository_paths(src, article.article_path)
         if not candidates:
             return None  # a URL: left as written
@@ -176,11 +178,11 @@ class AssetPass:
             if row is None:
                 article.paths[path] = None
                 reason = self.failed.get(path, "not stored")
-                article.warnings.append(f"image {path}: not stored yet ({reason}); the next sync tries again")
+                article.warnings.append(f"image {src}: not stored yet ({reason}); the next sync tries again")
                 return None
             article.paths[path] = file.sha
             if row.key is None:
-                article.warnings.append(f"image {path}: {row.problem}; left as written")
+                article.warnings.append(f"image {src}: {row.problem}; left as written")
                 return None
             return asset_url(self._sync.base_url, row.key)
 
@@ -191,12 +193,13 @@ class AssetPass:
                 # Kept while an article points at it (the sweep never deletes it then).
                 article.paths[path] = None
                 article.warnings.append(
-                    f"image {path}: no longer in the repository; the stored copy is served until the "
-                    "article stops pointing at it"
+                    f"image {src}: no longer in the repository ({path}); the stored copy is served "
+                    "until the article stops pointing at it"
                 )
                 return asset_url(self._sync.base_url, row.key)
         article.paths[candidates[0]] = None
-        article.warnings.append(f"image {src}: no such file in the repository; left as written")
+        looked = " or ".join(candidates)
+        article.warnings.append(f"image {src}: no such file in the repository ({looked}); left as written")
         return None
 
     def record(self, slug: str, article: ArticleImages) -> None:

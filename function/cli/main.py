@@ -13,6 +13,7 @@ import sys
 import click
 
 from function.cli.context import Context
+from function.cli.dates import dates
 from function.cli.deliveries import deliveries
 from function.cli.failures import describe
 from function.cli.hooks import hooks
@@ -34,6 +35,7 @@ COMMANDS: tuple[click.Command, ...] = (
     migrate,
     users,
     sync,
+    dates,
     deliveries,
     redeliver,
     logs,

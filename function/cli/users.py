@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import click
@@ -22,7 +23,8 @@ def _user_line(user: Any) -> str:
     repo = user.repository or "-"
     if user.repository and user.repository_id is None:
         repo += " (id pinned by its first push)"
-    return f"{user.name}\t{user.email}\tinstallation={inst}\trepository={repo}"
+    line = f"{user.name}\t{user.email}\tinstallation={inst}\trepository={repo}"
+    return line + (f"\tsource={user.source}" if user.source else "")
 
 
 @users.command("add")
@@ -110,3 +112,43 @@ def users_set_repository(ctx: Context, name: str, repository: str) -> None:
     with ctx.store() as store:
         user = store.users.set_repository(name, repository)
     click.echo(f"updated: {_user_line(user)}")
+
+
+@users.command("set-source")
+@click.option("--name", required=True)
+@click.option(
+    "--source",
+    required=True,
+    help="dir:PATH (a folder: the repository's root or its articles folder) or github:OWNER/NAME",
+)
+@pass_context
+def users_set_source(ctx: Context, name: str, source: str) -> None:
+    """Bind a user to another source. Every sync from any other one is refused; the next sync from this
+    one reconciles the articles with it (what it lacks is archived, held for a confirmation when that is
+    most of the blog)."""
+    binding, repository = _binding_named(source, ctx.services().settings.articles_dir)
+    with ctx.store() as store:
+        if store.users.get_user(name) is None:
+            raise BlogApiError(f"no user named {name!r}: `blog-api users list` shows who exists")
+        user = store.users.set_source(name, binding, repository)
+    click.echo(f"updated: {_user_line(user)}")
+
+
+def _binding_named(source: str, articles_dir: str) -> tuple[str, str | None]:
+    """(the binding stored, the repository followed for GitHub) for ``--source``; BlogApiError in words."""
+    from function.worker.sync.binding import DIR_PREFIX, GITHUB
+
+    if source.startswith(DIR_PREFIX):
+        from function.errors import SourceUnavailable
+        from function.sources.folder import DirectorySource
+
+        try:
+            return DirectorySource(Path(source.removeprefix(DIR_PREFIX)), articles_dir).binding(), None
+        except SourceUnavailable as exc:
+            raise BlogApiError(f"--source {source}: {exc}") from None
+    repository = source.removeprefix(f"{GITHUB}:")
+    if not source.startswith(f"{GITHUB}:") or not re.fullmatch(
+        r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository
+    ):
+        raise BlogApiError("--source must be dir:PATH (a folder) or github:OWNER/NAME (a repository)")
+    return GITHUB, repository

@@ -19,6 +19,7 @@ from function.errors import DatabaseUnavailable, UnknownInstallation
 
 if TYPE_CHECKING:
     # For the types only: the worker is above this package, and calls it with its summary.
+    from function.hooks.alarm import AlarmNotifier
     from function.hooks.dispatch import HookDispatcher
     from function.store.facade import PeeweeStore
     from function.worker.sync import SyncSummary
@@ -43,11 +44,12 @@ def run_now(work: Callable[[], None]) -> None:
 
 
 class HookServices(Protocol):
-    """What telling the front ends needs of ``function.services.Services``: a job's store, and the
-    dispatcher on it."""
+    """What telling the front ends needs of ``function.services.Services``: a job's store, the
+    dispatcher on it, and the stack's alarm (for a sync held by the safety valve)."""
 
     def store(self) -> AbstractContextManager[PeeweeStore]: ...
     def hooks(self, store: PeeweeStore) -> HookDispatcher: ...
+    def alarm(self) -> AlarmNotifier: ...
 
 
 def after_sync(
@@ -64,6 +66,9 @@ def after_sync(
     (``outcome``: the SyncSummary, or the exception the sync raised), for the user of the installation
     (or named ``user_name``); then hand the sending to ``later``. A sync that changed nothing readers
     see and did not fail costs nothing: not one statement. Returns the endpoints queued for."""
+    if not isinstance(outcome, BaseException) and outcome.held is not None:
+        tell_held(services, outcome, delivery)
+        return []
     changes = None if isinstance(outcome, BaseException) else outcome.changes
     books = None if isinstance(outcome, BaseException) else outcome.book_changes
     reason = failure_reason(outcome)
@@ -111,6 +116,18 @@ def after_sync(
     if queued:
         later(lambda: send(services, queued, deadline, delivery))
     return queued
+
+
+def tell_held(services: HookServices, summary: SyncSummary, delivery: str | None) -> None:
+    """A held sync wrote nothing, so the front ends have nothing to hear; a person must decide: the
+    alarm topic is told (the log says it without one). Never raises."""
+    held = summary.held
+    assert held is not None
+    log.warning("Sync held", extra={"delivery": delivery, "held": held.going, "served": held.served})
+    try:
+        services.alarm().notify(f"blog-api: a sync of {held.user_name} was held", held.message)
+    except Exception as exc:  # noqa: BLE001 - the hold stands; the log line above says it
+        log.error("Alarm not published", extra={"delivery": delivery, "error": _describe(exc)})
 
 
 def send(

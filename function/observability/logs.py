@@ -162,6 +162,10 @@ def redact(text: str, limit: int | None = None) -> str:
     return redacted if limit is None else redacted[:limit]
 
 
+# ANSI select-graphic-rendition sequences (colours, bold): ESC [ numbers m.
+_TERMINAL_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+
+
 class JsonFormatter(logging.Formatter):
     """Formats a record as one JSON line, every string in it redacted."""
 
@@ -174,7 +178,9 @@ class JsonFormatter(logging.Formatter):
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
-            "message": record.getMessage(),
+            # Werkzeug styles its lines for a terminal (the dev server's start-up line, each request):
+            # a JSON line carries the words, never escape sequences.
+            "message": _TERMINAL_STYLE.sub("", record.getMessage()),
         }
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_") and value is not None:

@@ -138,7 +138,9 @@ class Preview:
             before = self.problems.everything(), self.problems.sync_error
             try:
                 with self.services.store() as store:
-                    summary = self.services.worker(store).sync_user(AUTHOR)
+                    # A preview shows the folder as it is: files the author deleted go, however many
+                    # (the safety valve guards readers of a served blog; a preview has none).
+                    summary = self.services.worker(store).sync_user(AUTHOR, confirm_removal=True)
             except _SYNC_ERRORS as exc:
                 # The folder vanished, cannot be read...: shown on every page until a sync works.
                 self.problems.sync_error = str(exc) or type(exc).__name__

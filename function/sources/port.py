@@ -6,8 +6,9 @@ and a local folder read as if it were the repository (``function.sources.folder`
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 
@@ -48,6 +49,10 @@ class Snapshot:
     others: tuple[RepoFile, ...] = ()
     # Zenn books' files (``books/<slug>/config.yaml``, chapters, cover): see function.articles.book_paths.
     book_files: tuple[RepoFile, ...] = ()
+    # Article path -> naive UTC time its file was added, from the repository's history when the source
+    # can read it (a folder in a git work tree: ``function.sources.git_history``); empty otherwise.
+    # An article with no date of its own is dated by it when first published.
+    added_at: Mapping[str, datetime] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from function.store.models import (
 from function.store.records import (
     DeliveryFinish,
     DeliveryRecord,
+    Outcome,
 )
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,11 @@ class DeliveryQueries(StoreBase):
         return DeliveryRecord(*row) if row else None
 
     @_translated
+    def held_since(self, since: datetime) -> list[DeliveryRecord]:
+        """The deliveries the safety valve held (``held``) received at or after ``since``, oldest first."""
+        return [DeliveryRecord(*row) for row in self._rows(held_since_query(since))]
+
+    @_translated
     def delivery_and_last_sync(
         self, delivery_id: str, installation_id: int, repository: str
     ) -> tuple[DeliveryRecord | None, DeliveryRecord | None]:
@@ -153,6 +159,15 @@ class DeliveryQueries(StoreBase):
 
 
 COMPLETE_OUTCOMES = ("success", "partial")
+
+
+def held_since_query(since: datetime) -> Any:
+    """The deliveries the safety valve held, received at or after ``since``, oldest first."""
+    return (
+        Delivery.select(*_DELIVERY_COLUMNS)
+        .where(Delivery.outcome == Outcome.HELD.value, Delivery.received_at >= to_naive_utc(since))
+        .order_by(Delivery.received_at)
+    )
 
 
 def _last_sync_of(table: Any, installation_id: int, repository: str) -> Any:

@@ -3,7 +3,8 @@
 ``PeeweeStore(db)`` runs every query against the database it was given (queries are bound to it
 explicitly, so two stores on two databases never interfere). It is composed of one part per concern,
 each its own object on one ``Session``: ``users``, ``locks``, ``reconcile``, ``deliveries``, ``reads``,
-``hooks`` (the outgoing webhooks), ``sweep_state``, and ``books`` and ``book_reads`` (Zenn books):
+``hooks`` (the outgoing webhooks), ``sweep_state``, ``books`` and ``book_reads`` (Zenn books), and
+``dates`` (publication dates from a repository's history):
 callers name the part (``store.users.get_user(name)``). Writes that must be all-or-nothing run in
 one transaction; connection failures surface as ``function.errors.DatabaseUnavailable`` (retryable). How
 long a connection lives is decided in ``function.store.connection`` alone.
@@ -21,6 +22,7 @@ from function.store.book_reads import BookReadQueries
 from function.store.books import BookQueries
 from function.store.connection import Session, job_session
 from function.store.deliveries import DeliveryQueries
+from function.store.history_dates import HistoryDateQueries
 from function.store.hooks import HookStore
 from function.store.locks import LockQueries
 from function.store.reads import ReadQueries
@@ -42,6 +44,7 @@ class PeeweeStore:
         self.hooks = HookStore(self.session)
         self.books = BookQueries(self.session)
         self.book_reads = BookReadQueries(self.session)
+        self.dates = HistoryDateQueries(self.session)
 
     @property
     def db(self) -> peewee.Database:

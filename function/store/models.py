@@ -46,6 +46,12 @@ class User(BaseModel):
     # GitHub's numeric id of the account the user's installations are on: set by the first
     # installation linked, then only that account links the user (a login can be renamed and reused).
     github_account_id = peewee.BigIntegerField(null=True)
+    # What the user's articles are synced from, recorded by their first sync (function.worker.sync.binding):
+    # "github" (the repository above), or "dir:" and a folder's resolved path. Null: not bound yet.
+    source = Utf8TextField(null=True)
+    # How many served articles a person agreed one sync may archive at once (``--confirm-removal`` of a
+    # redelivery, function.worker.sync.mass_removal); the sync that archives them clears it. Null: none.
+    removal_confirmed = peewee.IntegerField(null=True)
 
     class Meta:
         table_name = "users"

@@ -266,6 +266,11 @@ class ReadQueries(StoreBase):
         return rows
 
     @_translated
+    def served_count(self, user_name: str, *, now: datetime | None = None) -> int:
+        """How many articles readers see of the user now (0 for no such user): one COUNT."""
+        return int(self._filtered(user_name, (Article.id,), now=now).bind(self._db).count())
+
+    @_translated
     def sitemap_entries(self, user_name: str, *, now: datetime | None = None) -> list[SitemapEntry] | None:
         """Slug and times of every published article, in read order; None for no such user."""
         columns = (Article.slug, Article.published_at, Article.updated_at)

@@ -154,9 +154,10 @@ class ReconcileQueries(StoreBase):
         (and is not archived) and whose HTML renders the same keeps updated_at (its path, blob SHA and
         render fingerprint are refreshed); any other gets updated_at = now. published_at is the front
         matter's time when it names one, else it is set the first time an article is published (the
-        slug's leading date, or now) and kept after (``publication_time``). Every given article is
-        un-archived; its tags are replaced when they changed. Archiving sets archived and archived_at,
-        keeps updated_at, and never touches a given slug.
+        slug's leading date, its file's addition in the history, or now) and kept after
+        (``publication_time``). Every given article is un-archived; its tags are replaced when they
+        changed. Archiving sets archived and archived_at, keeps updated_at, and never touches a given
+        slug.
         ``render_fingerprint``: what the articles were rendered with, recorded beside them.
 
         ``index`` is the caller's ``load_index`` read, taken while it holds ``user_lock`` (so no one

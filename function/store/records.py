@@ -33,6 +33,9 @@ class Outcome(StrEnum):
     PARTIAL = "partial"  # only broken files failed: they fail again until their blob changes
     FAILED = "failed"  # something may pass on a retry, or the run raised
     SKIPPED = "skipped"  # nothing to sync: another repository, a head already synced
+    # Nothing written: the sync would have taken most of the blog out of service (its error says how
+    # many); a person carries it out, or fixes the source (function.worker.sync.mass_removal).
+    HELD = "held"
 
     @property
     def complete(self) -> bool:
@@ -51,6 +54,8 @@ class UserRecord:
     installation_id: int | None
     repository: str | None  # "owner/name": the one repository the blog follows
     repository_id: int | None = None  # GitHub's id of it, once a push from it was seen
+    source: str | None = None  # "github" or "dir:PATH": what the first sync read (None: not bound yet)
+    removal_confirmed: int | None = None  # served articles one sync may archive, a person agreed
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ _USER_COLUMNS = (
     User.github_installation_id,
     User.repository,
     User.repository_id,
+    User.source,
+    User.removal_confirmed,
 )
 
 
@@ -108,6 +110,30 @@ class UserQueries(StoreBase):
             User.update(repository_id=repository_id).where(
                 User.id == user_id, User.repository_id.is_null()
             ).bind(self._db).execute()
+
+    @_translated
+    def bind_source(self, user_id: int, source: str) -> None:
+        """Record the source of the user's first sync, once: a user bound already keeps theirs (the
+        caller holds the user's lock and checked it; ``set_source`` changes it, from the command line)."""
+        User.update(source=source).where(User.id == user_id, User.source.is_null()).bind(self._db).execute()
+
+    @_translated
+    def set_source(self, name: str, source: str, repository: str | None = None) -> UserRecord:
+        """Bind the user to another source (``github`` or ``dir:PATH``); for ``github``, ``repository``
+        (owner/name) is followed, its id forgotten as ``set_repository`` does. Raises UnknownUser."""
+        changes: dict[Any, Any] = {User.source: source}
+        if repository is not None:
+            changes.update({User.repository: repository, User.repository_id: None})
+        User.update(changes).where(User.name == name).bind(self._db).execute()
+        user = self._one_user(User.name == name)
+        if user is None:
+            raise UnknownUser(f"no user named {name!r}")
+        return user
+
+    @_translated
+    def confirm_removal(self, user_id: int, count: int | None) -> None:
+        """Let the user's next sync archive up to ``count`` served articles at once (None: no longer)."""
+        User.update(removal_confirmed=count).where(User.id == user_id).bind(self._db).execute()
 
     @_translated
     def find_user_by_account(self, account_id: int) -> UserRecord | None:

@@ -175,11 +175,12 @@ def article_row(
 
 def publication_time(article: ParsedArticle, stored: datetime | None, now: datetime) -> datetime | None:
     """The front matter's time always wins (also over a stored one); else a stored time is kept (even if
-    the article is unpublished later); else, once published, the slug's leading date or now."""
+    the article is unpublished later); else, once published, the slug's leading date, or the time its
+    file was added in the repository's history, or now."""
     if article.published_at is not None:
         return article.published_at
     if stored is not None:
         return stored
     if article.publish:
-        return article.slug_date or now
+        return article.slug_date or article.added_at or now
     return None

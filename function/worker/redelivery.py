@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
@@ -198,6 +198,50 @@ def sweep(
     if not dry_run and state is not None and deliveries:
         report.watermark = _next_watermark(deliveries, report.errors, now, previous)
         state.save(report.watermark)
+    return report
+
+
+@dataclass
+class HeldReport:
+    """What ``redeliver_held`` did: the attempts GitHub redelivered, the held deliveries it has no
+    attempt of in the window (too old, or not from the App), and the redeliveries it refused."""
+
+    redelivered: list[HookDelivery] = field(default_factory=list)
+    not_found: list[str] = field(default_factory=list)
+    errors: list[tuple[HookDelivery, str]] = field(default_factory=list)
+
+
+def redeliver_held(
+    api: HookDeliveriesApi, guids: Collection[str], since: datetime, *, dry_run: bool = False
+) -> HeldReport:
+    """Ask GitHub to redeliver each delivery held by the safety valve (its newest attempt since
+    ``since``): GitHub answered them 2xx, so the sweep never would. Their users' confirmation is the
+    caller's to record first, so the redelivered push carries the removal out."""
+    from function.github.hook_deliveries import fetch_since
+
+    report = HeldReport()
+    attempts, _ = fetch_since(api, since)
+    newest: dict[str, HookDelivery] = {}
+    for attempt in attempts:
+        if attempt.guid in guids and (
+            attempt.guid not in newest
+            or (attempt.delivered_at, attempt.id)
+            > (newest[attempt.guid].delivered_at, newest[attempt.guid].id)
+        ):
+            newest[attempt.guid] = attempt
+    report.not_found = sorted(set(guids) - set(newest))
+    for guid in sorted(newest):
+        attempt = newest[guid]
+        if dry_run:
+            report.redelivered.append(attempt)
+            continue
+        try:
+            api.redeliver(attempt.id)
+        except RedeliveryRefused as exc:
+            report.errors.append((attempt, str(exc)))
+            continue
+        report.redelivered.append(attempt)
+        log.info("Redelivered a held delivery", extra={"delivery": guid, "hook_delivery_id": attempt.id})
     return report
 
 

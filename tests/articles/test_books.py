@@ -12,6 +12,7 @@ from function.articles.book_paths import (
     numbered_chapter,
 )
 from function.articles.books import (
+    missing_chapters,
     parse_book_config,
     parse_chapter,
     place_chapters,
@@ -75,10 +76,44 @@ def test_chapters_list_orders_and_leaves_out_unlisted_files() -> None:
     assert warnings == []
 
 
-def test_listed_chapter_without_its_file_fails_the_book() -> None:
-    config = parse_book_config(b"title: T\nchapters: [intro, missing]\n")
-    with pytest.raises(ArticleParseError, match=r"lists 'missing' but there is no missing\.md"):
-        place_chapters(config, _files("intro.md"))
+def test_listed_chapters_without_their_file_are_left_out_and_each_is_named_with_its_file() -> None:
+    config = parse_book_config(b"title: T\nchapters: [intro, missing, end, gone]\n")
+    files = _files("intro.md", "end.md")
+
+    places, warnings = place_chapters(config, files)
+    missing = missing_chapters(config, files, "books/my-first-book")
+
+    # The chapters there are served in the list's order, numbered without gaps.
+    assert [(p.slug, p.position) for p in places] == [("intro", 1), ("end", 2)]
+    assert warnings == []
+    assert missing == [
+        (
+            "books/my-first-book/missing.md",
+            "config.yaml's 'chapters' lists 'missing' but there is no missing.md: the book is served "
+            "without it (add books/my-first-book/missing.md, or take 'missing' out of 'chapters')",
+        ),
+        (
+            "books/my-first-book/gone.md",
+            "config.yaml's 'chapters' lists 'gone' but there is no gone.md: the book is served "
+            "without it (add books/my-first-book/gone.md, or take 'gone' out of 'chapters')",
+        ),
+    ]
+
+
+def test_a_hundred_listed_chapters_with_27_files_place_the_27_and_name_the_73() -> None:
+    slugs = [f"chapter-{n:03d}" for n in range(1, 101)]
+    config = parse_book_config(("title: T\nchapters:\n" + "".join(f"  - {s}\n" for s in slugs)).encode())
+    present = slugs[::4] + slugs[1:6:4]  # 25 + 2 files, not in order
+    files = _files(*(f"{slug}.md" for slug in present))
+
+    places, _ = place_chapters(config, files)
+    missing = missing_chapters(config, files, "books/my-first-book")
+
+    assert len(present) == 27
+    assert [p.slug for p in places] == [s for s in slugs if s in present]
+    assert [p.position for p in places] == list(range(1, 28))
+    assert [path for path, _ in missing] == [f"books/my-first-book/{s}.md" for s in slugs if s not in present]
+    assert len(missing) == 73
 
 
 def test_numbered_files_order_by_number_not_by_name() -> None:

@@ -232,3 +232,29 @@ def test_a_file_whose_html_would_be_too_large_is_refused() -> None:
 def test_a_file_just_under_the_limit_is_read() -> None:
     data = article_bytes("title: x", "a" * (MAX_FILE_BYTES - 100))
     assert len(parse_article("articles/hello.md", SHA, data).content) == MAX_FILE_BYTES - 100
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # The opening "---" is line 1: the bad line is the file's line 3, as an editor numbers it.
+        ("---\ntitle: x\n  bad: 1\n---\nbody\n", 3),
+        # Blank lines before the front matter count too.
+        ("\n\n---\ntitle: x\n  bad: 1\n---\n", 5),
+    ],
+)
+def test_yaml_errors_name_the_line_of_the_file(text: str, line: int) -> None:
+    with pytest.raises(ArticleParseError) as caught:
+        parse_article("articles/a.md", SHA, text.encode())
+
+    message = str(caught.value)
+    assert message.startswith("front matter is not valid YAML")
+    assert f"line {line}," in message
+    assert f"line {line - 1}," not in message
+
+
+def test_a_chapter_s_yaml_error_names_the_line_of_its_file() -> None:
+    from function.articles.books import parse_chapter
+
+    with pytest.raises(ArticleParseError, match=r"line 4, column 4"):
+        parse_chapter("books/b/c.md", "c", SHA, b"---\ntitle: T\nfree: true\n  x: 1\n---\nbody\n")

@@ -62,8 +62,23 @@ def test_details_title_is_escaped() -> None:
     assert "<img" not in html
 
 
-def test_details_without_title_has_no_summary() -> None:
-    assert render_markdown(":::details\nx\n:::") == "<details>\n<p>x</p>\n</details>\n"
+def test_details_without_title_stays_text_as_on_zenn() -> None:
+    # Zenn opens a details block only with a summary after the name.
+    assert render_markdown(":::details\nx\n:::") == "<p>:::details<br>\nx<br>\n:::</p>\n"
+
+
+def test_a_message_line_with_words_after_the_name_keeps_them_as_text() -> None:
+    # Zenn shows ":::message 0. 基礎" as the author wrote it: no box, and "0. 基礎" is not dropped.
+    html = render_markdown(":::message 0. 基礎\n本文\n:::")
+
+    assert html == "<p>:::message 0. 基礎<br>\n本文<br>\n:::</p>\n"
+    assert "<aside" not in html
+
+
+def test_zenns_message_patterns_open_blocks_with_or_without_spaces() -> None:
+    assert render_markdown(":::messagealert\nx\n:::") == '<aside class="msg alert">\n<p>x</p>\n</aside>\n'
+    assert render_markdown("::: message\nx\n:::") == '<aside class="msg message">\n<p>x</p>\n</aside>\n'
+    assert render_markdown(":::message  alert  \nx\n:::").startswith('<aside class="msg alert">')
 
 
 def test_containers_nest_with_a_longer_outer_fence() -> None:

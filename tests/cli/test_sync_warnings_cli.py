@@ -47,7 +47,9 @@ def test_each_warning_is_printed_once_with_its_file_and_counted(env: dict[str, s
         assert printed.count(line) == 1, printed
     assert "Article warning" not in printed
     assert result.stderr == ""
-    assert "processed=3 succeeded=3 failed=0 fetched=3 archived=0 warnings=3 " in result.stdout
+    assert "processed=3 succeeded=3 failed=0 fetched=3 written=3 unchanged=0 archived=0 warnings=3 " in (
+        result.stdout
+    )
 
 
 def test_an_unchanged_file_is_not_warned_about_again(env: dict[str, str | None]) -> None:

@@ -50,3 +50,25 @@ def test_a_topic_that_cannot_be_published_to_is_logged_not_raised(
     TopicAlarm(missing, sns_client_factory(None, ())).notify("subject", "message")
     [line] = [r for r in caplog.records if r.getMessage() == "Alarm not published"]
     assert "NotFound" in vars(line)["error"]
+
+
+def test_a_held_sync_tells_the_alarm_topic_and_no_front_end(topic: tuple[str, Any, str]) -> None:
+    from function.services import Services
+    from function.settings import Settings
+    from function.worker.sync.mass_removal import MassRemoval
+    from function.worker.sync.summary import SyncSummary
+
+    arn, sqs, queue = topic
+    services = Services(Settings(webhook_secret="s", alarm_topic_arn=arn))
+    held = SyncSummary(held=MassRemoval("alice", going=134, served=134))
+
+    told = services.after_sync(held, user_name="alice", delivery="d-1")
+
+    assert told == []  # nothing changed for readers: no endpoint is told
+    [message] = sqs.receive_message(QueueUrl=queue)["Messages"]
+    published = json.loads(message["Body"])
+    assert published["Subject"] == "blog-api: a sync of alice was held"
+    assert published["Message"].startswith(
+        "held: this sync would archive 134 of the 134 articles 'alice' serves"
+    )
+    assert "blog-api sync --user alice --confirm-removal" in published["Message"]

@@ -207,3 +207,22 @@ def test_the_environment_cannot_point_the_preview_at_a_real_database_or_bucket(
     assert not settings.lambda_mode
     # What an author sets for how the repository reads is kept.
     assert settings.article_timezone == "UTC"
+
+
+def test_deleting_most_articles_while_previewing_removes_them_the_valve_guards_readers_only(
+    repository: Repository, previewed: Callable[..., Previewed]
+) -> None:
+    # GIVEN a previewed repository of 30 articles
+    for n in range(30):
+        repository.write(f"articles/post-{n:02d}.md", f'---\ntitle: "Post {n}"\npublished: true\n---\nx\n')
+    view = previewed()
+    assert "Post 29" in read(view.page("/")).text
+
+    # WHEN the author deletes them all and the folder is synced again
+    for n in range(30):
+        (repository.root / "articles" / f"post-{n:02d}.md").unlink()
+    view.preview.sync([f"articles/post-{n:02d}.md" for n in range(30)])
+
+    # THEN the preview shows the folder as it is: nothing held
+    assert "Post 29" not in read(view.page("/")).text
+    assert view.client.get("/articles/post-00").status_code == 404

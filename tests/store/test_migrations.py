@@ -327,3 +327,28 @@ def test_a_second_migrator_waits_for_the_lock_then_says_so(mysql_url: str) -> No
     finally:
         holder.close()
         db.close()
+
+
+def test_users_get_their_binding_columns_unbound_and_keep_their_rows(db_url: str, second_db_url: str) -> None:
+    # GIVEN a database at the version before users were bound to a source
+    db = open_database(db_url)
+    make_old_database(db)
+    before = next(i for i, (_, _, run) in enumerate(STEPS) if run.__name__ == "user_source_binding")
+    with connection(db):
+        migrate(db, list(STEPS[:before]))
+        assert read_version(db) == STEP_NUMBERS[before - 1]
+        assert not {c.name for c in db.get_columns("users")} & {"source", "removal_confirmed"}
+
+        # WHEN it is migrated
+        report = migrate(db)
+
+        # THEN the step ran, the schema is a new database's, and every user is unbound, nothing confirmed
+        assert [number for number, _ in report.applied] == STEP_NUMBERS[before:]
+        assert_schema_of_a_new_database(db, second_db_url)
+        user = PeeweeStore(db).users.get_user("alice")
+        assert user is not None and (user.repository, user.source, user.removal_confirmed) == (
+            "alice/blog",
+            None,
+            None,
+        )
+    db.close()

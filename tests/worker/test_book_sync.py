@@ -162,7 +162,7 @@ def test_a_broken_config_fails_that_book_only_and_is_not_read_again(store: Peewe
     assert user is not None and store.books.load_book_failures(user.id) == {}
 
 
-def test_a_broken_chapter_fails_its_book_and_a_bad_folder_name_fails_alone(
+def test_a_new_chapter_that_does_not_render_is_left_out_and_a_bad_folder_name_fails_alone(
     store: PeeweeStore, repo: Path
 ) -> None:
     (repo / "books/pulumi-in-practice/1.stacks.md").write_text("no front matter\n")
@@ -171,9 +171,59 @@ def test_a_broken_chapter_fails_its_book_and_a_bad_folder_name_fails_alone(
 
     result = sync(store, RecordingSource(repo))
 
-    assert sorted(f.path for f in result.failures) == ["books/pulumi-in-practice/1.stacks.md", "books/short/"]
-    assert store.book_reads.published_book("alice", "pulumi-in-practice", now=NOW) is None
+    # The bad folder fails alone; the book with a broken chapter is served with the two others.
+    assert [f.path for f in result.failures] == ["books/short/"]
+    book = store.book_reads.published_book("alice", "pulumi-in-practice", now=NOW)
+    assert book is not None
+    assert [(c.slug, c.position) for c in book.chapters] == [("components", 1), ("testing", 2)]
+    [(path, warning)] = [w for w in result.warnings if w[0].endswith("1.stacks.md")]
+    assert path == "books/pulumi-in-practice/1.stacks.md"
+    assert warning.startswith("no front matter")
+    assert warning.endswith(
+        "the book is served without it; fix books/pulumi-in-practice/1.stacks.md to add it"
+    )
+    assert result.incomplete == ["pulumi-in-practice"]
     assert store.book_reads.published_book("alice", "lambda-field-notes", now=NOW) is not None
+
+
+def test_a_served_chapter_that_breaks_is_kept_as_it_was(store: PeeweeStore, repo: Path) -> None:
+    sync(store, RecordingSource(repo))
+    (repo / "books/pulumi-in-practice/2.components.md").write_text("---\ntitle: [unclosed\n---\nnew text\n")
+
+    result = sync(store, RecordingSource(repo))
+
+    chapter = store.book_reads.published_chapter("alice", "pulumi-in-practice", "components", now=NOW)
+    assert chapter is not None and "One resource per part." in chapter.content_html
+    [(_, warning)] = [w for w in result.warnings if w[0].endswith("2.components.md")]
+    assert "the book keeps serving the chapter as it was" in warning
+    assert result.failed == 0 and result.incomplete == ["pulumi-in-practice"]
+
+
+def test_listed_chapters_without_a_file_are_named_on_every_sync_and_the_rest_served(
+    store: PeeweeStore, repo: Path
+) -> None:
+    # GIVEN a config listing 100 chapters, of which 27 files exist
+    folder = repo / "books/long-course-of-lessons"
+    folder.mkdir()
+    listed = [f"lesson-{n:03d}" for n in range(1, 101)]
+    written = listed[::4] + listed[1:6:4]
+    (folder / "config.yaml").write_text(
+        "title: Long\npublished: true\nchapters:\n" + "".join(f"  - {c}\n" for c in listed)
+    )
+    for chapter in written:
+        (folder / f"{chapter}.md").write_text(f"---\ntitle: {chapter}\n---\ntext\n")
+
+    first = sync(store, RecordingSource(repo))
+    again = sync(store, RecordingSource(repo))
+
+    # THEN the 27 are served in the config's order, and both syncs name the 73 others with their file
+    book = store.book_reads.published_book("alice", "long-course-of-lessons", now=NOW)
+    assert book is not None
+    assert [c.slug for c in book.chapters] == [c for c in listed if c in written]
+    for result in (first, again):
+        missing = [path for path, _ in result.warnings if path.startswith("books/long-course-of-lessons/")]
+        assert missing == [f"books/long-course-of-lessons/{c}.md" for c in listed if c not in written]
+        assert result.failed == 0 and result.incomplete == ["long-course-of-lessons"]
 
 
 def test_a_removed_book_is_archived_and_comes_back(store: PeeweeStore, repo: Path) -> None:

@@ -193,6 +193,42 @@ def test_missing_refused_and_too_big_images_are_warnings_naming_the_article_and_
     assert assets.puts == []
 
 
+def test_a_replaced_image_moves_the_updated_at_of_the_articles_showing_it(
+    blog: Blog, assets: RecordingStore
+) -> None:
+    blog.commit({"articles/pets.md": PETS, "articles/other.md": article("Other"), "images/cat.png": RED})
+    push(blog, "d-1")
+    before = {a["slug"]: a["updatedAt"] for a in blog.articles()}
+
+    # WHEN the image is replaced, the article's file untouched
+    blog.commit({"images/cat.png": BLUE})
+    push(blog, "d-2")
+
+    # THEN the article's HTML points at the new image, and its updatedAt says it changed (the other's not)
+    assert image_sources(blog, "pets")[0] == f"/assets/{key_of(BLUE)}"
+    after = {a["slug"]: a["updatedAt"] for a in blog.articles()}
+    assert after["pets"] > before["pets"]
+    assert after["other"] == before["other"]
+
+
+def test_every_image_warning_names_the_image_as_the_article_writes_it(
+    blog: Blog, assets: RecordingStore
+) -> None:
+    # GIVEN an article naming its images relatively, as many blogs do
+    body = "![a](../images/missing.png) ![b](../images/logo.svg)"
+    blog.commit({"articles/pets.md": article("Pets", body=body), "images/logo.svg": images.SVG})
+
+    push(blog, "d-1")
+
+    # THEN each warning starts with the source as written (one spelling), the repository path in brackets
+    warnings = [line for line in _delivery_error(blog, "d-1").split("; ") if "image " in line]
+    named = re.findall(r"image (\S+): ", _delivery_error(blog, "d-1"))
+    assert named == ["../images/missing.png", "../images/logo.svg"], warnings
+    assert "image ../images/missing.png: no such file in the repository (images/missing.png)" in (
+        _delivery_error(blog, "d-1")
+    )
+
+
 def test_an_image_over_the_cap_is_never_downloaded(make_blog: Callable[..., Blog], tmp_path: Path) -> None:
     blog = make_blog()
     blog.settings = Settings(**{**blog.settings.__dict__, "asset_max_bytes": 64})

@@ -99,9 +99,11 @@ def test_5000_articles_from_a_folder(db_url: str, tmp_path: Path) -> None:
     # ... in transactions of a few dozen statements (TiDB refuses more than 5,000 in one)
     assert max(statements_per_transaction(seen.statements)) <= 60
 
-    # Most articles deleted: archived, no longer served
+    # Most articles deleted: held by the safety valve, then, confirmed, archived and no longer served
     write_folder(root, {f"articles/post-{n:05}.md": None for n in range(KEPT, ARTICLES)})
-    deleted = sync()
+    held = sync()
+    assert held.held is not None and (held.held.going, held.archived) == (ARTICLES - KEPT, 0)
+    deleted = sync(confirm_removal=True)
     assert (deleted.archived, deleted.succeeded) == (ARTICLES - KEPT, KEPT)
     assert served_by_store(db) == expected(1, range(KEPT))
 
@@ -132,8 +134,13 @@ def test_5000_articles_through_github(make_blog: Callable[..., Blog]) -> None:
     assert (answer.get_json()["written"], answer.get_json()["failed"]) == (ARTICLES, 0)
     assert served_over_http() == expected(1, range(ARTICLES))
 
-    # A push that deletes most articles
+    # A push that deletes most articles: held by the safety valve, then redelivered with it confirmed
     blog.commit({f"articles/post-{n:05}.md": None for n in range(KEPT, ARTICLES)})
+    assert blog.push(delivery="delete").get_json()["status"] == "held"
+    with blog.store() as store:
+        user = store.users.get_user(USER)
+        assert user is not None
+        store.users.confirm_removal(user.id, store.reads.served_count(USER))
     answer = blog.push(delivery="delete")
     assert answer.status_code == 200, answer.get_json()
     assert answer.get_json()["archived"] == ARTICLES - KEPT

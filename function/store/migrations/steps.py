@@ -141,10 +141,30 @@ def _hash_stored_html(db: peewee.Database, model: type[Article] | type[BookChapt
         ).bind(db).execute()
 
 
+def user_source_binding(m: Migration) -> None:
+    """users.source (what the user's first sync read: "github" or "dir:PATH") and
+    users.removal_confirmed (the served articles a person agreed one sync may archive). Both start
+    null: every existing user is bound by their next sync, and no removal is confirmed."""
+    m.add_missing_columns(User.source, User.removal_confirmed)
+
+
+def forget_book_failures(m: Migration) -> None:
+    """Remembered book failures forgotten: a book is no longer broken by a chapter its config lists
+    without a file (it is served with the chapters it has), so every book remembered as broken is read
+    once more by the next sync, under today's rules. One DELETE; a second run finds nothing."""
+    FailedBook.delete().bind(m.db).execute()
+
+
 STEPS: tuple[Step, ...] = (
     (1, "baseline: the tables, columns and indexes of earlier versions", baseline),
     (2, "deliveries: the error text's retryable mark into the retryable column", retryable_mark_to_column),
     (3, "articles, chapters and books: what their HTML was rendered with", render_fingerprints),
+    (4, "users: the source each is bound to, and a confirmed mass removal", user_source_binding),
+    (
+        5,
+        "books: those remembered as broken read again (a missing chapter no longer breaks one)",
+        forget_book_failures,
+    ),
 )
 
 # The schema version this code reads and writes: the last step's number.

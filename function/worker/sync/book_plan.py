@@ -4,11 +4,11 @@ their files' blobs against the stored ones, and the order the stored config give
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from function.articles.book_paths import CONFIG_NAMES, COVER_NAMES, BookPath, book_path, book_slug_error
-from function.articles.books import BookConfig, ChapterPlace, ParsedChapter, place_chapters
+from function.articles.books import BookConfig, ChapterPlace, ParsedChapter, missing_chapters, place_chapters
 from function.assets.syncing import ArticleImages
 from function.errors import ArticleParseError
 from function.sources.port import RepoFile
@@ -157,3 +157,16 @@ def written_by_another(book: PlannedBook, render_fingerprint: str | None) -> boo
 
 def file_of(book: PlannedBook, place: ChapterPlace) -> RepoFile:
     return book.files[place.path.rsplit("/", 1)[-1]]
+
+
+def missing_in(books: Iterable[PlannedBook]) -> list[tuple[str, str]]:
+    """(the file expected, why and the fix) for every chapter a book's config lists without its file, in
+    each book's config (read now, or as stored): reported on every sync, as long as they are missing."""
+    found: list[tuple[str, str]] = []
+    for book in books:
+        config = book.config
+        if config is None and book.stored is not None:
+            config = BookConfig.from_json(book.stored.config)
+        if config is not None:
+            found += missing_chapters(config, book.chapter_files(), book.folder)
+    return found

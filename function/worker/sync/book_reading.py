@@ -1,11 +1,13 @@
 """Reading the books that changed: the configs that changed are fetched and parsed (the others are taken as
 stored) and place each book's chapters; then the chapters whose file changed are fetched and rendered.
-Two fetches at most per sync (which chapters a book has depends on its config). A book fails alone, and
-one that fails for its own files is remembered by the blob that broke it (``BookFailures``)."""
+Two fetches at most per sync (which chapters a book has depends on its config). A book whose config is
+broken fails alone, and is remembered by the blob that broke it (``BookFailures``); a chapter that does not
+render is a warning naming its file: the book is written with the chapters it has (one served before is
+kept as it was)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from function.articles.books import (
     BookConfig,
@@ -47,6 +49,8 @@ class BooksRead:
     ready: list[PlannedBook] = field(default_factory=list)
     fetched: int = 0
     warnings: list[tuple[str, str]] = field(default_factory=list)
+    # The books written without some chapter that is theirs (one that does not render): their slugs.
+    incomplete: set[str] = field(default_factory=set)
 
 
 class BookReader:
@@ -128,20 +132,26 @@ class BookReader:
         contents = self._fetch(repo, snapshot, [file_of(b, p) for b in books for p in wanted[b.slug]], read)
         ready = []
         for book in books:
-            try:
-                for chapter in wanted[book.slug]:
-                    content = contents[chapter.path]
-                    if isinstance(content, FetchFailure):
-                        failures.unreadable(content)
-                        break
-                    images = assets.images_for(chapter.path) if assets is not None else None
+            broken: list[ChapterPlace] = []
+            for chapter in wanted[book.slug]:
+                content = contents[chapter.path]
+                if isinstance(content, FetchFailure):
+                    failures.unreadable(content)
+                    break
+                images = assets.images_for(chapter.path) if assets is not None else None
+                try:
                     book.parsed[chapter.slug] = self._parse(chapter, content.sha, content.content, images)
-                    if images is not None:
-                        book.images[chapter.path] = images
-                else:
-                    ready.append(book)
-            except _ChapterError as exc:
-                failures.broke(book, exc.path, exc.sha, exc.message)
+                except _ChapterError as exc:
+                    broken.append(chapter)
+                    read.warnings.append((exc.path, f"{exc.message}: {_left_out(book, chapter)}"))
+                    continue
+                if images is not None:
+                    book.images[chapter.path] = images
+            else:
+                if broken:
+                    _leave_out(book, broken)
+                    read.incomplete.add(book.slug)
+                ready.append(book)
         for book in ready:
             read.warnings += [(c.path, w) for c in book.parsed.values() for w in c.warnings]
             read.warnings += [(path, w) for path, images in book.images.items() for w in images.warnings]
@@ -170,6 +180,23 @@ class BookReader:
             return {}
         read.fetched += len(files)
         return {r.path: r for r in self._source.fetch(repo, snapshot, files, wanted_in_all=len(files))}
+
+
+def _left_out(book: PlannedBook, chapter: ChapterPlace) -> str:
+    """What readers get of a chapter that does not render, and the fix."""
+    stored = book.stored.chapters.get(chapter.slug) if book.stored else None
+    if stored is not None and stored.path == chapter.path:
+        return f"the book keeps serving the chapter as it was; fix {chapter.path} to update it"
+    return f"the book is served without it; fix {chapter.path} to add it"
+
+
+def _leave_out(book: PlannedBook, broken: list[ChapterPlace]) -> None:
+    """The book as it is written with chapters that do not render: one served before stays as it was
+    (the write takes the stored chapter), a new one is left out and the chapters after it move up."""
+    stored = book.stored.chapters if book.stored else {}
+    dropped = {c.slug for c in broken if c.slug not in stored or stored[c.slug].path != c.path}
+    kept = [place for place in book.places if place.slug not in dropped]
+    book.places = [replace(place, position=number) for number, place in enumerate(kept, 1)]
 
 
 class _ChapterError(Exception):

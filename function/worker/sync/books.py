@@ -2,9 +2,11 @@
 what the database holds (``book_plan``), and only the files that changed are fetched and rendered
 (``book_reading``: a push that edits one chapter reads one blob); each book is written in its own
 transaction and a book whose folder is gone is archived, from a complete listing only
-(``book_writing``); a book that fails (its config, a chapter, or the two disagreeing) fails alone, is
-left as it was, and is remembered by the blob that broke it, so it is not read again until that file
-changes. The covers and the chapters' images go through the images' pass (``book_images``).
+(``book_writing``); a book whose config is broken, or whose files disagree with it, fails alone, is left
+as it was, and is remembered by the blob that broke it, so it is not read again until that file changes.
+A book is served with the chapters it has: each chapter its config lists without a file is named on every
+sync, with the file expected, and one that does not render is named when it is read. The covers and the
+chapters' images go through the images' pass (``book_images``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from function.worker.sync.book_plan import (
     BookFailure,
     book_changed,
     group_books,
+    missing_in,
     publishes,
     rendered_by_another,
     still_broken,
@@ -43,6 +46,8 @@ class BookSyncResult:
     failures: list[BookFailure] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
     changes: BookChanges = field(default_factory=BookChanges)
+    # Books served without some chapter their config lists (missing, or that does not render).
+    incomplete: list[str] = field(default_factory=list)
 
     @property
     def succeeded(self) -> int:
@@ -61,6 +66,8 @@ class BookSyncResult:
         summary.failures += [FileFailure(f.path, f.message, f.retryable, f.remembered) for f in self.failures]
         summary.warnings += [FileWarning(path, message) for path, message in self.warnings]
         summary.book_changes = self.changes
+        summary.incomplete += self.incomplete
+        summary.books, summary.book_drafts = summary.books + self.books, summary.book_drafts + self.drafts
 
 
 Clock = Callable[[], datetime]
@@ -146,6 +153,9 @@ class BookSync:
         result.failed = len(failures.shown)
         failed = {f.path.split("/")[1] for f in failures.shown}
         result.drafts = sum(not publishes(book) for book in books if book.slug not in failed)
+        missing = missing_in(book for book in books if book.slug not in failed)
+        result.warnings += missing
+        result.incomplete = sorted(read.incomplete | {path.split("/")[1] for path, _ in missing})
         log_failures([FileFailure(f.path, f.message, f.retryable, f.remembered) for f in failures.shown])
         if assets is not None:
             record_references(assets, books, {book.slug for book in read.ready}, index)

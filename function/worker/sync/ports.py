@@ -22,11 +22,16 @@ from function.store.records import (
 
 
 class Users(Protocol):
-    """The users the sync reads, and the repository a first push pins (``function.store.users``)."""
+    """The users the sync reads, the repository a first push pins, the source a first sync binds and a
+    confirmed mass removal (``function.store.users``)."""
 
     def get_user(self, name: str) -> UserRecord | None: ...
 
     def pin_repository(self, user_id: int, repository: str, repository_id: int | None) -> None: ...
+
+    def bind_source(self, user_id: int, source: str) -> None: ...
+
+    def confirm_removal(self, user_id: int, count: int | None) -> None: ...
 
 
 class Locks(Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 
 from function.articles.images import ImageResolver
@@ -150,7 +150,8 @@ class ChunkReader:
             images.pop(path, None)
             chunk.publish[outcome.slug] = outcome.publish
             article_warnings += [FileWarning(path, message) for message in outcome.warnings]
-            yield outcome
+            added = plan.snapshot.added_at.get(path)
+            yield outcome if added is None else replace(outcome, added_at=added)
         for entry in given:
             if not isinstance(entry, FetchFailure):
                 raise RuntimeError("a file handed to the parser gave no outcome")

@@ -35,6 +35,17 @@ class DeliveryRecorder:
             self._clock(),
         )
 
+    def start_sync(self, delivery: DeliveryInfo, installation_id: int | None, repository: str | None) -> None:
+        """The start of a sync that no push asked for (``blog-api sync``), recorded as a delivery is."""
+        self._deliveries.start_delivery(
+            delivery.delivery_id,
+            delivery.event,
+            installation_id,
+            repository,
+            delivery.received_at,
+            self._clock(),
+        )
+
     def finish(self, delivery: DeliveryInfo, summary: SyncSummary) -> None:
         """Record a sync's end: its counts, outcome and error text."""
         self._deliveries.finish_delivery(
@@ -75,6 +86,8 @@ class DeliveryRecorder:
 def delivery_error(summary: SyncSummary) -> str | None:
     """The delivery record's error text. What may pass on retry comes first, so the cut keeps it; whether
     the delivery may pass on a retry is the record's ``retryable`` column, not a mark in this text."""
+    if summary.held is not None:
+        return summary.held.message
     parts = [] if summary.listing_complete else ["tree listing truncated, nothing archived"]
     if summary.left:
         shown = ", ".join(summary.left[:LEFT_PATHS_SHOWN])

@@ -9,6 +9,7 @@ from function.aws.deadline import Deadline
 from function.sources.port import RepoRef, Snapshot
 from function.worker.sync.books import BookSync
 from function.worker.sync.chunked import ChunkedSync, Progress
+from function.worker.sync.mass_removal import Valve
 from function.worker.sync.plan import Known, Planner, ReadPlan
 from function.worker.sync.ports import Articles
 from function.worker.sync.summary import SyncSummary
@@ -49,9 +50,15 @@ class RepositorySync:
         *,
         rebuild: bool = False,
         progress: Progress | None = None,
+        valve: Valve | None = None,
     ) -> SyncSummary:
-        """Sync the articles and books of ``snapshot``; ``rebuild``: read and render every file again."""
+        """Sync the articles and books of ``snapshot``; ``rebuild``: read and render every file again.
+        With ``valve``, a sync that would take most of the blog out of service is held: nothing is read
+        or written, and the summary says so (``held``)."""
         plan = self._planner.plan(snapshot, known, rebuild=rebuild)
+        held = valve.check(plan, known.index) if valve is not None else None
+        if held is not None:
+            return SyncSummary(head_sha=snapshot.head_sha, held=held)
         summary = self._chunked.run(user_id, repo, plan, known, deadline, progress=progress)
         self._sync_books(user_id, repo, plan, summary, deadline, rebuild=rebuild)
         return summary

@@ -10,6 +10,7 @@ from typing import Any
 from function.store.book_records import BookChanges
 from function.store.records import Outcome
 from function.worker.changes import ReaderChanges
+from function.worker.sync.mass_removal import MassRemoval
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,13 @@ class SyncSummary:
     changes: ReaderChanges = field(default_factory=ReaderChanges)
     # The same for Zenn books (None: no book was synced); the counts above include the books.
     book_changes: BookChanges | None = None
+    books: int = 0  # of ``processed``, the book folders
+    book_drafts: int = 0  # of ``drafts``, the books
+    # Set when the sync was held by the safety valve: nothing was written (function.worker.sync.mass_removal).
+    held: MassRemoval | None = None
+    # Books served without some chapter their config lists (missing, or that does not render): a partial
+    # sync, every such chapter named among the warnings.
+    incomplete: list[str] = field(default_factory=list)
 
     @property
     def retryable(self) -> bool:
@@ -68,14 +76,17 @@ class SyncSummary:
 
     @property
     def outcome(self) -> Outcome:
-        """``partial``: some files are broken (they fail again until their blob changes), the delivery
-        is complete all the same; ``failed``: some file may pass on a retry (GitHub 5xx, time-out)."""
+        """``partial``: some files are broken (they fail again until their blob changes), or a book is
+        served without some of its chapters; the delivery is complete all the same. ``failed``: some
+        file may pass on a retry (GitHub 5xx, time-out). ``held``: the safety valve held it."""
         if self.skipped_reason:
             return Outcome.SKIPPED
+        if self.held is not None:
+            return Outcome.HELD
         if self.left:
             return Outcome.FAILED
         if not self.failures:
-            return Outcome.SUCCESS
+            return Outcome.PARTIAL if self.incomplete else Outcome.SUCCESS
         return Outcome.FAILED if self.retryable else Outcome.PARTIAL
 
     @property
@@ -87,6 +98,13 @@ class SyncSummary:
     def to_json(self) -> dict[str, object]:
         if self.skipped_reason:
             return {"status": "skipped", "reason": self.skipped_reason}
+        if self.held is not None:
+            return {
+                "status": "held",
+                "held": self.held.going,
+                "served": self.held.served,
+                "message": self.held.message,
+            }
         return {
             "status": "processed",
             "processed": self.processed,

@@ -5,8 +5,9 @@ the database holds, so a missed or failed delivery heals on the next push, but o
 SHA changed are fetched and parsed, and the writes are a constant number of batched statements.
 
 This class only builds the parts and orders them; each is a module of this package: opening a push under
-its user's lock (``opening``), the skips (``replay``), the sync of the repository once locked
-(``repository``: the plan, the chunks under the deadline, the books) and the delivery record (``records``).
+its user's lock (``opening``), the skips (``replay``), the user's binding and the safety valve
+(``safeguards``), the sync of the repository once locked (``repository``: the plan, the chunks under the
+deadline, the books), the delivery record (``records``) and ``blog-api sync``'s full scan (``full_scan``).
 """
 
 from __future__ import annotations
@@ -17,24 +18,25 @@ from datetime import UTC, datetime, tzinfo
 from function.articles.render_fingerprint import RENDER_VERSION, render_fingerprint
 from function.assets.syncing import AssetSync
 from function.aws.deadline import UNLIMITED, Deadline
-from function.errors import ConfigError, NotFound
-from function.sources.port import ArticleSource, RepoRef
+from function.errors import SourceMismatch
+from function.sources.port import ArticleSource
 from function.store.batching import ARCHIVE_MAX_ARTICLES, TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
-from function.store.steps import is_store_error
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.budget import COMMIT_MARGIN_S, READ_CHUNK_BYTES, READ_CHUNK_FILES
 from function.worker.sync.books import BookSync
 from function.worker.sync.chunked import ChunkedSync, Progress
+from function.worker.sync.full_scan import FullScan
 from function.worker.sync.opening import PushOpening, Started
-from function.worker.sync.plan import Known, Planner
+from function.worker.sync.plan import Planner
 from function.worker.sync.ports import WorkerStore
 from function.worker.sync.reading import ChunkReader
 from function.worker.sync.records import DeliveryRecorder
-from function.worker.sync.replay import Replays, same_name
+from function.worker.sync.replay import Replays
 from function.worker.sync.repository import RepositorySync
+from function.worker.sync.safeguards import Safeguards
 from function.worker.sync.summary import SyncSummary
-from function.worker.sync.write_failures import failure_text, worded_before_writes
+from function.worker.sync.write_failures import failure_text
 from function.worker.sync.writing import ArticleWriter
 
 Clock = Callable[[], datetime]
@@ -74,10 +76,10 @@ class Worker:
         read_ahead: bool = True,
         # Raised in the code when rendering changes (``RENDER_VERSION``); a test may run another.
         render_version: int = RENDER_VERSION,
+        # The safety valve's threshold (MASS_REMOVAL_FRACTION): see ``mass_removal``.
+        mass_removal_fraction: float = 0.5,
     ) -> None:
-        self._store = store
-        self._source = source
-        self._lock_timeout_s = lock_timeout_s
+        self._guards = Safeguards(store.users, source, clock, fraction=mass_removal_fraction)
         # What this worker renders with: a file stored with another fingerprint is rendered again.
         fingerprint = render_fingerprint(
             allow_raw_html=allow_raw_html, asset_base_url=asset_base_url, render_version=render_version
@@ -121,6 +123,15 @@ class Worker:
         )
         self._recorder = DeliveryRecorder(store.deliveries, clock)
         self._replays = Replays(self._recorder, first_push_pins=first_push_pins)
+        self._full_scan = FullScan(
+            store,
+            source,
+            self._sync,
+            self._recorder,
+            self._guards,
+            clock=clock,
+            lock_timeout_s=lock_timeout_s,
+        )
         self._opening = PushOpening(
             store, source, self._recorder, lock_timeout_s=lock_timeout_s, assets=assets
         )
@@ -142,19 +153,30 @@ class Worker:
             user = locked.user
             skipped = self._replays.skipped(user, delivery, push, locked.previous, locked.last_sync)
             if skipped is not None:
+                self._guards.done(user, skipped)
                 return skipped
+            try:
+                self._guards.bind(user, repository=push.repository)
+            except SourceMismatch as exc:
+                # Refused before anything is read: recorded, so `blog-api deliveries` says why.
+                self._recorder.start(delivery, push)
+                self._recorder.finish_failed(delivery, exc.message)
+                raise
             with self._opening.started(user, delivery, push) as started:
                 return self._synced(started, delivery, deadline)
 
     def _synced(self, started: Started, delivery: DeliveryInfo, deadline: Deadline) -> SyncSummary:
         """The push's sync once its start is recorded; its end (or its failure) recorded."""
+        user = started.user
         try:
             snapshot = started.head()
-            summary = self._sync.run(started.user.id, started.repo, snapshot, started.known, deadline)
+            valve = self._guards.valve(user)
+            summary = self._sync.run(user.id, started.repo, snapshot, started.known, deadline, valve=valve)
         except Exception as exc:
             self._recorder.finish_failed(delivery, failure_text(exc)[:2000])
             raise
         self._recorder.finish(delivery, summary)
+        self._guards.done(user, summary)
         return summary
 
     def sync_user(
@@ -166,34 +188,20 @@ class Worker:
         progress: Progress | None = None,
         deadline: Deadline = UNLIMITED,
         rebuild: bool = False,
+        confirm_removal: bool = False,
     ) -> SyncSummary:
         """A full scan for one user now (the CLI's ``sync``), under the same lock as deliveries, of the
-        repository the user follows. ``repository`` (owner/name) names it for a user who follows none
-        yet, and pins it; for any other user it must be the one they follow (ConfigError if not).
-        ``rebuild``: read and render every article again, unchanged files too (after an upgrade that
-        renders or reads front matter differently; an unchanged article keeps its ``updatedAt``)."""
-        user = self._store.users.get_user(name)
-        if user is None:
-            raise NotFound(f"no user named {name!r}")
-        if repository and user.repository and not same_name(repository, user.repository):
-            raise ConfigError(
-                f"user {name!r} follows {user.repository}, not {repository}: "
-                f"blog-api users set-repository --name {name} --repository {repository} changes it"
-            )
-        repo = RepoRef(user.repository or repository or "", branch, user.installation_id)
-        with self._store.locks.user_lock(user.id, self._lock_timeout_s):
-            if user.repository is None and repository:
-                self._store.users.pin_repository(user.id, repository, None)
-            known = self._known(user.id)
-            snapshot = self._source.snapshot(repo)
-            return self._sync.run(
-                user.id, repo, snapshot, known, deadline, rebuild=rebuild, progress=progress
-            )
-
-    def _known(self, user_id: int) -> Known:
-        try:
-            return self._sync.known(user_id)
-        except Exception as exc:
-            if not is_store_error(exc):
-                raise
-            raise worded_before_writes(exc, "reading the stored articles") from exc
+        repository the user follows, recorded as a delivery (``sync-…``) like a push. ``repository``
+        (owner/name) names it for a user who follows none yet, and pins it; for any other user it must
+        be the one they follow (ConfigError if not). ``rebuild``: read and render every article again,
+        unchanged files too (an unchanged article keeps its ``updatedAt``). ``confirm_removal``: no
+        safety valve (a person confirmed it). Raises SourceMismatch for another source than the user's."""
+        return self._full_scan.run(
+            name,
+            branch=branch,
+            repository=repository,
+            progress=progress,
+            deadline=deadline,
+            rebuild=rebuild,
+            confirm_removal=confirm_removal,
+        )
