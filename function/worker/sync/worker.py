@@ -80,7 +80,9 @@ class Worker:
         self._lock_timeout_s = lock_timeout_s
         # What this worker renders with: a file stored with another fingerprint is rendered again.
         fingerprint = render_fingerprint(
-            allow_raw_html=allow_raw_html, asset_base_url=asset_base_url, render_version=render_version
+            allow_raw_html=allow_raw_html,
+            images_elsewhere=asset_base_url is not None,
+            render_version=render_version,
         )
         reader = ChunkReader(
             source,
