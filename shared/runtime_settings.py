@@ -394,8 +394,9 @@ class RuntimeSettings:
     asset_base_url: str | None = setting(
         env="ARTICLE_ASSET_BASE_URL",
         doc="http(s) base for repository images (`/images/…`) hosted elsewhere, e.g. a CDN or a public "
-        "repository's raw URL; set, it wins: sources are rewritten against it and no image is copied to the "
-        "asset store ([Repository images](articles.md#repository-images))",
+        "repository's raw URL; set, it wins: no image is copied to the asset store, and each answer puts it "
+        "before the images' paths when it is served, so a new base needs no sync "
+        "([Repository images](articles.md#repository-images))",
         parse=_asset_base_url,
         default=None,
         strip=True,
@@ -560,8 +561,10 @@ class RuntimeSettings:
     )
     asset_url: str = setting(
         env="ASSET_URL",
-        doc="base URL of the stored images in `contentHtml` (the program sets the stack's CloudFront "
-        "domain); the default is the app's own `/assets`, root-relative",
+        doc="base URL of the stored images in `contentHtml`, book covers and the feed, put in when an answer "
+        "is served: a new value changes every answer at once, with no sync (the program sets the stack's "
+        "CloudFront domain); the default is the app's own `/assets`, root-relative (under `SITE_URL` in the "
+        "feed)",
         parse=_asset_url,
         default="/assets",
         strip=True,

@@ -12,6 +12,7 @@ from flask import Blueprint, g, request
 
 from function.api import read_routes
 from function.api.book_json import book_json, book_summary_json, chapter_json
+from function.api.serialise import image_bases
 from function.errors import NotFound
 from function.web import services
 
@@ -42,7 +43,8 @@ def list_books(name: str) -> tuple[dict[str, Any], int]:
         raise NotFound(f"no user named {name!r}")
     g.last_modified = _changed(*(max(b.updated_at, b.published_at) for b in page.books))
     next_cursor = codec.encode(page.next_key, user=name, filters=_FILTERS) if page.next_key else None
-    return {"books": [book_summary_json(b) for b in page.books], "nextCursor": next_cursor}, 200
+    images = image_bases(services().settings)
+    return {"books": [book_summary_json(b, images) for b in page.books], "nextCursor": next_cursor}, 200
 
 
 @blueprint.route("/users/<name>/books/<slug>", methods=_READ_METHODS)
@@ -52,7 +54,7 @@ def get_book(name: str, slug: str) -> tuple[dict[str, Any], int]:
     if book is None:
         raise NotFound(f"no published book {slug!r} for {name!r}")
     g.last_modified = _changed(book.updated_at, book.published_at)
-    return book_json(book), 200
+    return book_json(book, image_bases(services().settings)), 200
 
 
 @blueprint.route("/users/<name>/books/<slug>/chapters/<chapter>", methods=_READ_METHODS)
@@ -62,4 +64,4 @@ def get_chapter(name: str, slug: str, chapter: str) -> tuple[dict[str, Any], int
     if found is None:
         raise NotFound(f"no chapter {chapter!r} in a published book {slug!r} of {name!r}")
     g.last_modified = _changed(found.updated_at, found.book.updated_at, found.book.published_at)
-    return chapter_json(found), 200
+    return chapter_json(found, image_bases(services().settings)), 200

@@ -2,17 +2,22 @@
 
 An article's public address is ``SITE_URL`` + ``/articles/<slug>`` (``ARTICLE_PATH``), and the feed's
 own is ``SITE_URL`` + its path; without ``SITE_URL`` neither document is served (the request's ``Host``
-is never used: it is whatever the client sent).
+is never used: it is whatever the client sent). The images in the entries' content are absolute as well:
+``ASSET_URL`` when it is a URL, under ``SITE_URL`` when it is a path on the app (the default ``/assets``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 from xml.etree import ElementTree as ET  # building only, never parsing input
 
-from function.api.serialise import iso_utc
+from function.api.serialise import iso_utc, served_html
 from function.store.records import ArticleView, SitemapEntry
+
+if TYPE_CHECKING:
+    from function.articles.images import ImageBases
 
 ARTICLE_PATH = "/articles/{slug}"
 BOOK_PATH = "/books/{slug}"
@@ -33,11 +38,13 @@ def atom_feed(
     site_url: str,
     self_url: str,
     images: Sequence[str] = (),
+    bases: ImageBases | None = None,
 ) -> bytes:
     """The feed of ``articles`` (newest first). Its ``updated`` is the newest change among them, so
-    the document (and its ETag) depends on the articles only, never on the time of the request.
-    ``images``: each article's share image (``ogpUrl``, "" for none), as Media RSS ``media:thumbnail``,
-    which feed readers show beside the entry."""
+    the document (and its ETag) depends on the articles and the settings only, never on the time of the
+    request. ``images``: each article's share image (``ogpUrl``, "" for none), as Media RSS
+    ``media:thumbnail``, which feed readers show beside the entry; ``bases``: where the images in the
+    content are served from (absolute, ``ImageBases.absolute``)."""
     feed = ET.Element("feed", xmlns=ATOM_NS)
     if any(images):
         feed.set("xmlns:media", MEDIA_NS)
@@ -65,7 +72,7 @@ def atom_feed(
         image = images[index] if index < len(images) else ""
         if image:
             ET.SubElement(entry, "media:thumbnail", url=_xml_text(image))
-        content = _text(entry, "content", article.content_html)
+        content = _text(entry, "content", served_html(article.content_html, bases))
         content.set("type", "html")
     return _document(feed)
 

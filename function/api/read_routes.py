@@ -17,7 +17,7 @@ from function.api import cors, feeds, http_cache
 from function.api.cursor import CursorCodec
 from function.api.facets import facet_counts, tag_counts
 from function.api.paging import PageNumber, page_number
-from function.api.serialise import article_json, summary_json
+from function.api.serialise import article_json, image_bases, summary_json
 from function.api.tag_params import tag_filter
 from function.errors import BadRequest, NotFound
 from function.ogp.images import OgpImages, ogp_images
@@ -184,7 +184,8 @@ def get_article(name: str, slug: str) -> tuple[dict[str, Any], int]:
     if article is None:
         raise NotFound(f"no published article {slug!r} for {name!r}")
     g.last_modified = _changed([article])
-    return article_json(article, ogp_url=_ogp_url(name, article)), 200
+    images = image_bases(services().settings)
+    return article_json(article, ogp_url=_ogp_url(name, article), images=images), 200
 
 
 @blueprint.route("/users/<name>/tags", methods=_READ_METHODS)
@@ -214,6 +215,9 @@ def feed(name: str) -> Response:
         site_url=site_url,
         self_url=site_url + request.path + query,
         images=[_ogp_url(name, a) for a in articles],
+        # A feed reader has no page to resolve a root-relative URL against: the app's own /assets
+        # becomes SITE_URL's, as the feed's links are.
+        bases=image_bases(services().settings).absolute(site_url),
     )
     return Response(body, 200, content_type="application/atom+xml; charset=utf-8")
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from function.store.records import ArticleView
+
+if TYPE_CHECKING:
+    from function.articles.images import ImageBases
+    from function.settings import Settings
 
 
 def iso_utc(value: datetime | None) -> str | None:
@@ -17,15 +21,34 @@ def iso_utc(value: datetime | None) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def article_json(view: ArticleView, *, ogp_url: str = "") -> dict[str, Any]:
+def image_bases(settings: Settings) -> ImageBases:
+    """Where the images of an answer are served from now: ``ASSET_URL`` (the asset domain on AWS, the
+    app's own ``/assets`` by default) and ``ARTICLE_ASSET_BASE_URL``."""
+    # Imported here, as each use below: the accept path loads this module and not the articles package.
+    from function.articles.images import ImageBases
+
+    return ImageBases(settings.asset_url, settings.asset_base_url)
+
+
+def served_html(stored: str, images: ImageBases | None) -> str:
+    """Stored HTML with its image URLs composed from ``images`` (None: as stored, e.g. a summary's "")."""
+    if images is None or not stored:
+        return stored
+    from function.articles.images import compose
+
+    return compose(stored, images)
+
+
+def article_json(view: ArticleView, *, ogp_url: str = "", images: ImageBases | None = None) -> dict[str, Any]:
     """An ``Article``: the article as the front end reads it. ``ogp_url``: its share image
-    (``function.ogp``); ``description`` is always a string, ``""`` when the article has none."""
+    (``function.ogp``); ``description`` is always a string, ``""`` when the article has none; ``images``:
+    where its images are served from (``image_bases``)."""
     return {
         "articleId": str(view.id),
         "title": view.title,
         "slug": view.slug,
         "content": view.content,
-        "contentHtml": view.content_html,
+        "contentHtml": served_html(view.content_html, images),
         "toc": list(view.toc),
         "description": view.description or "",
         "type": view.type,

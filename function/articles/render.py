@@ -35,7 +35,7 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 from function.articles.code_bodies import CodeBodies
 from function.articles.highlight import Budget, render_fence
 from function.articles.ids import footnote_key, own_id
-from function.articles.images import ImageResolver, resolve_image_sources
+from function.articles.images import ImageReferences, ImageResolver
 from function.articles.limits import check_budget, cpu_budget, defuse, guard_rules
 from function.articles.math_syntax import zenn_inline_math_plugin
 from function.articles.mathml import render_math
@@ -60,9 +60,13 @@ def render_article(
     resolve_image: ImageResolver | None = None,
 ) -> Rendered:
     """Render ``text``; raises ``RenderLimitError`` (function.errors) for input past a render bound.
-    ``resolve_image``: gives each Markdown image's URL (the asset store's; it warns on its own)."""
+    ``resolve_image``: gives each Markdown image's stored reference (the asset store's; it warns on its
+    own), which the HTML keeps until it is served (``function.articles.images``). ``asset_base_url``
+    (``ARTICLE_ASSET_BASE_URL``) is put before repository images when they are served, not here: set, no
+    warning says they are left relative."""
     md = _renderer(allow_raw_html)
     formulas = Formulas()
+    references = ImageReferences()
     # Author HTML could move a code block in the sanitizer's tree: its code is then sanitized in place.
     bodies = None if allow_raw_html else CodeBodies()
     env: EnvType = {"highlight_budget": Budget(), "formulas": formulas, "code_bodies": bodies}
@@ -70,12 +74,13 @@ def render_article(
         tokens = md.parse(defuse(text), env)
         toc = assign_heading_ids(tokens)
         if resolve_image is not None:
-            resolve_image_sources(tokens, resolve_image)
+            references.resolve_sources(tokens, resolve_image)
         # markdown-it-footnote's docId, as Zenn passes it: footnote ids are fn-<key>-1, fnref-<key>-1.
         env["docId"] = footnote_key(text, heading_ids(tokens))
         link_cards(tokens)
         html = md.renderer.render(tokens, md.options, env)
-    html = sanitize(html, asset_base_url=asset_base_url)  # linear, in Rust
+    html = sanitize(html)  # linear, in Rust
+    html = references.seal(html)  # only the renderer's own image references (images.ImageReferences)
     html = formulas.put_in(html)  # each formula cleaned on its own (mathml.render_math)
     if bodies is not None:
         html = bodies.put_in(html)  # our own highlighted code, as the sanitizer writes it (code_bodies)

@@ -10,15 +10,14 @@ removed). An ``<iframe>`` keeps its ``src`` only when it is one of the embed for
 (``embeds.IFRAME_SOURCES``); its ``allow``/``sandbox``/``referrerpolicy`` are never the author's but
 fixed per host (``embeds.IFRAME_POLICIES``), and its width/height are bounded. The renderer's own ids
 pass as they are; an author's id only as ``user-content-…`` and never a name front ends read
-(``ids.sanitized_id``). Repository images (``/images/…``, ``images/…``) are rewritten against the asset
-base URL here, so raw ``<img>`` tags get the same treatment as Markdown images.
+(``ids.sanitized_id``). Image sources are kept as written: a repository image becomes a URL only when
+it is served (``images.compose``), so raw ``<img>`` tags get the same treatment as Markdown images.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
 from html import unescape as html_unescape
 
 import nh3
@@ -58,7 +57,6 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
 # tel: and ftp: as Zenn keeps them (sanitize-html's defaults); none of them runs script.
 URL_SCHEMES = frozenset({"http", "https", "mailto", "tel", "ftp", "data"})
 _DATA_IMAGE = re.compile(r"data:image/(?:png|gif|jpeg|webp)[;,]", re.IGNORECASE)
-_REPO_IMAGE = re.compile(r"/?images/")
 _C0_OR_SPACE = "".join(map(chr, range(0x21)))
 _TAB_NEWLINE = re.compile(r"[\t\n\r]")
 _TEXT_ALIGN = re.compile(r"\s*text-align\s*:\s*(left|right|center|start|end|justify)\s*;?\s*", re.IGNORECASE)
@@ -78,9 +76,9 @@ MAX_IFRAME_HEIGHT = 1080
 _SIZE = re.compile(r"(\d{1,5})(%?)")
 
 
-def sanitize(html: str, *, asset_base_url: str | None = None) -> str:
+def sanitize(html: str) -> str:
     """``html`` with everything outside the allowlists removed (see the module docstring)."""
-    return _fix_iframes(_checkbox_order(_cleaner(asset_base_url).clean(html)))
+    return _fix_iframes(_checkbox_order(_cleaner().clean(html)))
 
 
 # nh3 appends the checkbox's forced attributes an author's <input> lacks in the order of a Rust hash map,
@@ -103,17 +101,17 @@ def url_as_browsers_read(value: str) -> str:
 
 
 def repository_images(html: str) -> list[str]:
-    """Image sources in sanitized ``html`` that still point into the repository (no base URL set)."""
+    """Image sources in sanitized ``html`` that point into the repository (left as written)."""
     return re.findall(r'<img [^>]*?src="(/?images/[^"]*)"', html)
 
 
-@functools.lru_cache(maxsize=8)
-def _cleaner(asset_base_url: str | None) -> nh3.Cleaner:
+@functools.cache
+def _cleaner() -> nh3.Cleaner:
     return nh3.Cleaner(
         tags=set(ALLOWED_TAGS),
         clean_content_tags={"script", "style", "template", "noscript", "textarea", "title", "xmp"},
         attributes=ALLOWED_ATTRIBUTES,
-        attribute_filter=_attribute_filter(asset_base_url),
+        attribute_filter=_keep_attribute,
         strip_comments=True,
         link_rel="nofollow noopener noreferrer",
         url_schemes=set(URL_SCHEMES),
@@ -124,29 +122,21 @@ def _cleaner(asset_base_url: str | None) -> nh3.Cleaner:
     )
 
 
-def _attribute_filter(asset_base_url: str | None) -> Callable[[str, str, str], str | None]:
-    base = asset_base_url.rstrip("/") if asset_base_url else None
-
-    def keep(element: str, attribute: str, value: str) -> str | None:
-        if attribute == "id":
-            return sanitized_id(value)
-        if attribute == "style":
-            return _style(element, value)
-        if element == "iframe" and attribute in ("width", "height"):
-            return _iframe_size(attribute, value)
-        if attribute in ("href", "src"):
-            stripped = url_as_browsers_read(value)
-            value = stripped
-            if stripped[:5].lower() == "data:":
-                ok = element == "img" and attribute == "src" and _DATA_IMAGE.match(stripped)
-                return value if ok else None
-            if element == "iframe":
-                return value if is_allowed_iframe_src(stripped) else None
-            if element == "img" and base and _REPO_IMAGE.match(stripped):
-                return f"{base}/{stripped.lstrip('/')}"
-        return value
-
-    return keep
+def _keep_attribute(element: str, attribute: str, value: str) -> str | None:
+    if attribute == "id":
+        return sanitized_id(value)
+    if attribute == "style":
+        return _style(element, value)
+    if element == "iframe" and attribute in ("width", "height"):
+        return _iframe_size(attribute, value)
+    if attribute in ("href", "src"):
+        value = url_as_browsers_read(value)
+        if value[:5].lower() == "data:":
+            ok = element == "img" and attribute == "src" and _DATA_IMAGE.match(value)
+            return value if ok else None
+        if element == "iframe":
+            return value if is_allowed_iframe_src(value) else None
+    return value
 
 
 def _style(element: str, value: str) -> str | None:

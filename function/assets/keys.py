@@ -37,7 +37,3 @@ def content_type_of(key: str) -> str:
     kind = kind_of_extension(key.rsplit(".", 1)[1])
     assert kind is not None  # the pattern lists only known extensions
     return kind.content_type
-
-
-def asset_url(base_url: str, key: str) -> str:
-    return f"{base_url.rstrip('/')}/{key}"

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
-from function.assets.keys import asset_key, asset_url, content_sha256
+from function.articles.images import stored_reference
+from function.assets.keys import asset_key, content_sha256
 from function.assets.kinds import detect, refusal
 from function.assets.port import AssetStore
 from function.assets.references import repository_paths
@@ -72,7 +73,6 @@ class AssetSync:
         store: AssetStore,
         fetcher: Fetcher,
         *,
-        base_url: str,
         images_dir: str = "images",
         max_bytes: int = DEFAULT_MAX_BYTES,
         push_max_bytes: int = DEFAULT_PUSH_MAX_BYTES,
@@ -80,7 +80,6 @@ class AssetSync:
         self.records = records
         self.store = store
         self.fetcher = fetcher
-        self.base_url = base_url
         self.images_dir = images_dir.strip("/")
         self.max_bytes = max_bytes
         self.push_max_bytes = push_max_bytes
@@ -102,7 +101,8 @@ class ArticleImages:
     warnings: list[str] = field(default_factory=list)
 
     def resolve(self, src: str) -> str | None:
-        """The asset URL for ``src``, or None to leave it as written (a URL, or a file not served)."""
+        """The stored reference (``asset:<key>``, a URL only when served) for ``src``, or None to leave
+        it as written (a URL, or a file not served)."""
         return self.images.resolve(self, src)
 
 
@@ -184,7 +184,7 @@ class AssetPass:
             if row.key is None:
                 article.warnings.append(f"image {src}: {row.problem}; left as written")
                 return None
-            return asset_url(self._sync.base_url, row.key)
+            return stored_reference(row.key)
 
     def _resolve_gone(self, article: ArticleImages, src: str, candidates: Sequence[str]) -> str | None:
         for path in candidates:
@@ -196,7 +196,7 @@ class AssetPass:
                     f"image {src}: no longer in the repository ({path}); the stored copy is served "
                     "until the article stops pointing at it"
                 )
-                return asset_url(self._sync.base_url, row.key)
+                return stored_reference(row.key)
         article.paths[candidates[0]] = None
         looked = " or ".join(candidates)
         article.warnings.append(f"image {src}: no such file in the repository ({looked}); left as written")

@@ -54,7 +54,6 @@ def asset_sync(settings: Settings, db: Any, store: AssetStore, source: Any) -> A
         AssetRecords(db),
         store,
         asset_fetcher(settings, source),
-        base_url=settings.asset_url,
         images_dir=settings.images_dir,
         max_bytes=settings.asset_max_bytes,
         push_max_bytes=settings.asset_push_max_bytes,

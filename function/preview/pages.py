@@ -1,7 +1,8 @@
 """The preview's HTML pages: the list of articles and books, each article, each book and its chapters,
 drafts marked, each file's problems on its page; and the event stream that tells an open page to reload.
 
-The article's HTML is the stored ``contentHtml`` exactly as the read API serves it, inside
+The article's HTML is the stored ``contentHtml`` exactly as the read API serves it (its images' URLs
+composed the same way, under the preview's own ``/assets``), inside
 ``<div class="blog-content">`` with ``/static/content.css``; diagrams are drawn by mermaid in the page
 with the configuration ``docs/front-ends.md`` gives front ends.
 """
@@ -10,12 +11,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from flask import Blueprint, Response, current_app, render_template, request, send_file
 
+from function.api.serialise import image_bases, served_html
+from function.articles.images import ImageBases, compose_url
 from function.preview.session import AUTHOR, Preview
 from function.store.models import utc_now
 
@@ -86,6 +90,8 @@ def article(slug: str) -> Any:
     preview = _config().preview
     with preview.reads() as reads:
         found = reads.article(_author(), slug)
+    if found is not None:
+        found = replace(found, content_html=served_html(found.content_html, _images()))
     path = found.path if found is not None else _article_path(slug)
     problems = preview.problems.of_file(path)
     if found is None and not problems:
@@ -98,6 +104,8 @@ def book(slug: str) -> Any:
     preview = _config().preview
     with preview.reads() as reads:
         found = reads.book(_author(), slug)
+    if found is not None:
+        found = replace(found, cover=compose_url(found.cover, _images()))
     problems = preview.problems.of_book(slug)
     if found is None and not problems:
         return _page("missing.html", 404, what=f"no book {slug!r} in {preview.folder}")
@@ -112,6 +120,7 @@ def chapter(slug: str, chapter_slug: str) -> Any:
         found = reads.chapter(_author(), slug, chapter_slug)
     if found_book is None or found is None:
         return _page("missing.html", 404, what=f"no chapter {chapter_slug!r} in book {slug!r}")
+    found = replace(found, content_html=served_html(found.content_html, _images()))
     chapters = list(found_book.chapters)
     index = next(i for i, c in enumerate(chapters) if c.slug == found.slug)
     return _page(
@@ -162,6 +171,10 @@ def mermaid_script() -> Any:
 
 def _author() -> str:
     return AUTHOR
+
+
+def _images() -> ImageBases:
+    return image_bases(_config().preview.services.settings)
 
 
 def _article_path(slug: str) -> str:

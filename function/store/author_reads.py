@@ -53,7 +53,7 @@ class AuthorBook:
     title: str
     summary: str
     tags: tuple[str, ...]
-    cover: str | None  # the stored image's URL, else the repository path
+    cover: str | None  # the stored image's reference (a URL once served), else the repository path
     publish: bool
     published_at: datetime | None
     updated_at: datetime

@@ -37,7 +37,7 @@ class StoredBook:
     archived: bool
     published_at: datetime | None
     chapters: Mapping[str, StoredChapter]  # by chapter slug
-    cover_url: str | None = None  # the cover's asset URL, when the images are stored
+    cover_url: str | None = None  # the cover's stored reference (``asset:<key>``), when images are stored
     render_fingerprint: str | None = None  # what it was written with (None: not recorded)
 
 
@@ -63,7 +63,7 @@ class BookWrite:
     cover_sha: str | None
     content_hash: str
     chapters: tuple[ChapterWrite, ...]
-    cover_url: str | None = None  # the cover's asset URL (None: readers get the path)
+    cover_url: str | None = None  # the cover's stored reference (None: readers get the path)
     render_fingerprint: str | None = None  # what its chapters read now were rendered with
 
 
@@ -96,7 +96,7 @@ class BookView:
     title: str
     summary: str
     tags: tuple[str, ...]
-    cover: str | None  # what readers get: the asset URL when there is one, else the repository path
+    cover: str | None  # the stored reference when there is one (a URL once served), else the repository path
     chapter_count: int
     published_at: datetime
     created_at: datetime

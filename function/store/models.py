@@ -326,8 +326,9 @@ class Book(BaseModel):
     tags = Utf8TextField()  # JSON list of tag paths
     cover = Utf8TextField(null=True)  # repository path of cover.png/.jpg/...
     cover_sha = StringField(max_length=64, null=True)
-    # The cover's asset URL when blog-api stores the repository's images (``cover`` stays the path: the
-    # sync compares it with the listing); None: the path is what readers get.
+    # The cover's stored reference (``asset:<key>``, a URL only when served) when blog-api stores the
+    # repository's images (``cover`` stays the path: the sync compares it with the listing); None: the
+    # path is what readers get.
     cover_url = Utf8TextField(null=True)
     chapter_count = peewee.IntegerField(default=0)
     content_hash = StringField(max_length=64)

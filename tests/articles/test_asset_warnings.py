@@ -1,6 +1,8 @@
-"""Repository images in a real sync: rewritten with ARTICLE_ASSET_BASE_URL, else a warning in the output."""
+"""Repository images in a real sync: served against ARTICLE_ASSET_BASE_URL, else a warning in the output."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from function.worker.sync import Worker
 from tests.kit.blog_fixtures import USER, Blog, article
@@ -21,10 +23,11 @@ def test_without_a_base_url_the_sync_warns_and_keeps_the_source(blog: Blog) -> N
 
 
 def test_with_a_base_url_repository_images_point_there(blog: Blog) -> None:
+    base = "https://raw.example.com/alice/blog/main"
+    blog.settings = replace(blog.settings, asset_base_url=base)
     blog.commit({"articles/pets.md": article("Pets", body=BODY)})
     with blog.store() as store:
-        worker = Worker(store, blog.source, asset_base_url="https://raw.example.com/alice/blog/main")
-        summary = worker.sync_user(USER, repository=None)
+        summary = Worker(store, blog.source, asset_base_url=base).sync_user(USER, repository=None)
     assert summary.warnings == []
     html = blog.client.get("/users/alice/articles/pets").get_json()["contentHtml"]
     assert 'src="https://raw.example.com/alice/blog/main/images/cat.png"' in html

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from function.articles.images import ImageBases, compose
 from function.articles.parse import parse_article
 from function.articles.render import render_article, render_markdown
 
@@ -222,15 +223,16 @@ def test_raw_html_iframes_keep_src_only_from_the_allowlist() -> None:
     assert "evil" not in html and "srcdoc" not in html and "<script" not in html
 
 
-def test_repository_images_are_rewritten_against_the_asset_base_url() -> None:
-    rendered = render_article(
-        '![a](/images/a.png) ![b](images/b.png)\n\n<img src="/images/c.png">',
-        allow_raw_html=True,
-        asset_base_url="https://cdn.example.com/me/blog",
-    )
-    for name in ("a", "b", "c"):
-        assert f'src="https://cdn.example.com/me/blog/images/{name}.png"' in rendered.html
+def test_repository_images_are_served_against_the_asset_base_url_and_stored_as_written() -> None:
+    source = '![a](/images/a.png) ![b](images/b.png)\n\n<img src="/images/c.png">'
+    base = "https://cdn.example.com/me/blog"
+    rendered = render_article(source, allow_raw_html=True, asset_base_url=base)
+    # Stored as written, whatever the base (a new base needs no sync), with no warning since one is set
+    assert rendered.html == render_article(source, allow_raw_html=True).html
     assert rendered.warnings == ()
+    served = compose(rendered.html, ImageBases("/assets", base))
+    for name in ("a", "b", "c"):
+        assert f'src="{base}/images/{name}.png"' in served
 
 
 def test_repository_images_without_a_base_url_stay_with_a_warning() -> None:

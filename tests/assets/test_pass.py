@@ -69,19 +69,19 @@ def test_a_second_finish_writes_only_what_was_stored_after_the_first(tmp_path: P
     # GIVEN a pass that stored an article's image and finished, as the articles' part of a sync does
     contents = {"images/cat.png": CAT, "books/intro/cover.png": COVER}
     records = Saves()
-    sync = AssetSync(records, FolderAssetStore(tmp_path), Files(contents), base_url="https://img.example")
+    sync = AssetSync(records, FolderAssetStore(tmp_path), Files(contents))
     images = sync.start(1)
     snapshot = listed(contents)
     images.prepare(REPO, snapshot)
     pets = images.images_for("articles/pets.md")
-    assert pets.resolve("/images/cat.png") == f"https://img.example/{asset_key(content_sha256(CAT), PNG)}"
+    assert pets.resolve("/images/cat.png") == f"asset:{asset_key(content_sha256(CAT), PNG)}"
     images.record("pets", pets)
     images.finish(T0, complete=True)
     # WHEN a book's cover resolves afterwards and the pass finishes again
     cover = images.images_for("books/intro/config.yaml").resolve("/books/intro/cover.png")
     images.finish(T0, complete=True)
     # THEN the cover's row is written by the second finish, and nothing of the first is written twice
-    assert cover == f"https://img.example/{asset_key(content_sha256(COVER), PNG)}"
+    assert cover == f"asset:{asset_key(content_sha256(COVER), PNG)}"
     assert records.calls == [
         (["images/cat.png"], {"pets": {"images/cat.png": git_blob_sha(CAT)}}, []),
         (["books/intro/cover.png"], {}, []),

@@ -382,3 +382,106 @@ def test_the_docs_mermaid_is_the_major_version_the_tests_install() -> None:
     package = (Path(__file__).parent / "package.json").read_text(encoding="utf-8")
     [version] = re.findall(r'"mermaid": "(\d+)\.', package)
     assert f"mermaid@{version}/" in DOC_MERMAID and DOC_MERMAID in snippet("plain-html")
+
+
+class _Images(http.server.SimpleHTTPRequestHandler):
+    """An asset domain: the stored images as a CDN serves them, by key, counting what it was asked."""
+
+    extensions_map = {".png": "image/png"}
+
+    def log_message(self, format: str, *args: Any) -> None:
+        self.server.asked.append(self.path)  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def asset_domains(tmp_path: Path) -> Iterator[list[tuple[str, Any]]]:
+    """Two asset domains serving the same stored images (the old one and the new one): URL, server."""
+    folder = tmp_path / "assets"
+    folder.mkdir()
+    servers = []
+    for _ in range(2):
+        server = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(_Images, directory=str(folder))
+        )
+        server.asked = []  # type: ignore[attr-defined]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+    try:
+        yield [(f"http://127.0.0.1:{s.server_port}", s) for s in servers]
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+
+IMAGE_LOADED = (
+    "const img = document.querySelector('.blog-content img');"
+    "return img !== null && img.complete && img.naturalWidth > 0 && img.src.startsWith(arguments[0]);"
+)
+
+
+def test_changing_asset_url_changes_image_urls_without_a_sync(
+    page: Any,
+    tmp_path: Path,
+    site: str,
+    site_folder: Path,
+    mermaid_dist: Path,
+    asset_domains: list[tuple[str, Any]],
+) -> None:
+    # GIVEN an article synced once while its images were on one asset domain, read through the doc's
+    # plain-HTML page, the API's answers revalidated on every read (no-cache: ETag and 304)
+    (old_domain, _), (new_domain, new_server) = asset_domains
+    repo = tmp_path / "repo"
+    (repo / "articles").mkdir(parents=True)
+    (repo / "images").mkdir()
+    (repo / "articles" / "late.md").write_text(ARTICLE, encoding="utf-8")
+    (repo / "images" / "square.png").write_bytes(png((20, 120, 200)))
+    environ = {
+        "GITHUB_WEBHOOK_SECRET": "front-end-test-secret",
+        "ARTICLE_SOURCE": f"dir:{repo}",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'blog.db'}",
+        "ASSET_DIR": str(tmp_path / "assets"),
+        "CORS_ALLOWED_ORIGINS": site,
+        "READ_CACHE_CONTROL": "no-cache",
+        "RENDER_PROCESSES": "1",
+    }
+    services = Services(Settings.from_env({**environ, "ASSET_URL": old_domain}))
+    initialise(services.database())
+    with services.store() as store:
+        store.users.add_user("demo", "demo@example.com", 1)
+        assert services.worker(store).sync_user("demo").succeeded == 1
+    switch = _Switch()
+    switch.app = create_app(services=services)
+    server = make_server("127.0.0.1", 0, switch, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    api = f"http://127.0.0.1:{server.server_port}"
+    try:
+        _link_mermaid(site_folder, mermaid_dist)
+        html = replaced(snippet("plain-html"), {DOC_API: api, DOC_MERMAID: "/mermaid/mermaid.esm.min.mjs"})
+        (site_folder / "article.html").write_text(html, encoding="utf-8")
+        page.get(f"{site}/article.html?slug=late")
+        wait_for(
+            page, lambda d: d.execute_script(IMAGE_LOADED, f"{old_domain}/"), "no image from the old domain"
+        )
+
+        # WHEN the function is deployed with the new asset domain, on the same database, with no sync
+        with services.store() as store:
+            deliveries_before = store.deliveries.recent_deliveries(100)
+        switch.app = create_app(
+            services=Services(
+                Settings.from_env({**environ, "ASSET_URL": new_domain}), database=services.database()
+            )
+        )
+        page.refresh()
+
+        # THEN the reader's page shows the image from the new domain, which served it, and nothing synced
+        wait_for(
+            page, lambda d: d.execute_script(IMAGE_LOADED, f"{new_domain}/"), "no image from the new domain"
+        )
+        assert [path for path in new_server.asked if path.endswith(".png")]
+        with services.store() as store:
+            assert store.deliveries.recent_deliveries(100) == deliveries_before
+    finally:
+        server.shutdown()
+        server.server_close()
+        services.database().close()

@@ -93,6 +93,27 @@ def test_an_articles_image_is_stored_and_served_by_the_preview(previewed: Callab
     assert image.get_data()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_books_cover_and_a_chapters_image_are_served_by_the_preview(
+    repository: Repository, previewed: Callable[..., Previewed]
+) -> None:
+    # GIVEN a chapter that shows a repository image, in a book with a cover
+    chapter = repository.root / "books" / "pulumi-in-practice" / "1.stacks.md"
+    chapter.write_text(chapter.read_text(encoding="utf-8") + "\n![a red square](/images/red.png)\n")
+    view = previewed()
+
+    # WHEN the book's page and the chapter's page are read
+    book = view.page("/books/pulumi-in-practice")
+    [cover] = re.findall(r'<img class="cover" src="([^"]+)"', book)
+    page = view.page("/books/pulumi-in-practice/stacks")
+    [image] = re.findall(r'<img src="([^"]+)" alt="a red square"', page)
+
+    # THEN both are the preview's own /assets URLs (the stored references composed), and load
+    for src in (cover, image):
+        assert re.fullmatch(r"/assets/[0-9a-f]{64}\.png", src), src
+        served = view.client.get(src)
+        assert served.status_code == 200 and served.get_data()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_a_draft_article_has_its_page_marked_draft(previewed: Callable[..., Previewed]) -> None:
     page = read(previewed().page("/articles/work-in-progress"))
 

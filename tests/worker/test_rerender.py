@@ -1,5 +1,6 @@
 """Re-rendering without remembering: every stored article, chapter and book records what it was rendered
-with (the render version, raw HTML, the asset base, the libraries' versions); the next sync after a change
+with (the render version, raw HTML, whether images are left to an asset base, the libraries' versions); no
+URL is among them (images are composed when served), and the next sync after a change
 renders again exactly the files stored with another fingerprint, without ``--rebuild``, and an article
 keeps its updatedAt unless its HTML changed. On SQLite and MariaDB."""
 
@@ -39,7 +40,7 @@ BOOK = {
 }
 FILES = {
     "articles/plain.md": article("Plain"),
-    "articles/pictured.md": article("Pictured", body="![cat](/images/cat.png)"),
+    "articles/pictured.md": article("Pictured", body="![cat](/images/cat.png)\n\n<b>bold</b>"),
     "articles/third.md": article("Third"),
     **BOOK,
 }
@@ -72,7 +73,7 @@ def test_a_new_render_version_renders_every_file_again_on_the_next_push_once(blo
     assert push(blog, "1").written == 4  # three articles and the book
     before = {slug: a.updated_at for slug, a in stored(blog).items()}
     chapter_before = blog.client.get("/users/alice/books/aws-field-guide/chapters/intro").get_json()
-    assert fingerprints(blog) == {render_fingerprint(allow_raw_html=False, asset_base_url=None)}
+    assert fingerprints(blog) == {render_fingerprint(allow_raw_html=False, images_elsewhere=False)}
 
     # WHEN the code's render version changes and the next push changes no file
     touch(blog, 1)
@@ -85,7 +86,7 @@ def test_a_new_render_version_renders_every_file_again_on_the_next_push_once(blo
     assert upgraded.failed == 0 and not upgraded.changes and not upgraded.book_changes
     assert {slug: a.updated_at for slug, a in stored(blog).items()} == before
     assert blog.client.get("/users/alice/books/aws-field-guide/chapters/intro").get_json() == chapter_before
-    new = render_fingerprint(allow_raw_html=False, asset_base_url=None, render_version=RENDER_VERSION + 1)
+    new = render_fingerprint(allow_raw_html=False, images_elsewhere=False, render_version=RENDER_VERSION + 1)
     assert fingerprints(blog) == {new}
 
     # AND the push after it renders nothing again
@@ -110,46 +111,64 @@ def test_only_the_files_stored_with_another_fingerprint_are_rendered_again(blog:
     # THEN only those two files were fetched and rendered again, and they now say so
     fetched = {r.path.rsplit("/", 1)[-1] for r in blog.github.requests if "/git/blobs/" in r.path}
     assert summary.fetched == 2 and len(fetched) == 2
-    assert fingerprints(blog) == {render_fingerprint(allow_raw_html=False, asset_base_url=None)}
+    assert fingerprints(blog) == {render_fingerprint(allow_raw_html=False, images_elsewhere=False)}
 
 
 @pytest.mark.parametrize("rebuild", [False, True])
 def test_a_setting_that_changes_the_html_moves_updated_at_of_those_articles_only(
     blog: Blog, rebuild: bool
 ) -> None:
-    # GIVEN a synced repository whose images are served from the repository's own path
+    # GIVEN a synced repository whose raw HTML is shown as text
     blog.github.set_files(FILES)
     push(blog, "1")
     before = stored(blog)
 
-    # WHEN the images are to be served from a CDN (ARTICLE_ASSET_BASE_URL) and a push changes no file
-    # (or an operator rebuilds)
+    # WHEN raw HTML is allowed (ARTICLE_ALLOW_RAW_HTML) and a push changes no file (or an operator
+    # rebuilds)
     touch(blog, 1)
-    cdn = "https://cdn.example.com/blog"
     if rebuild:
         with blog.store() as store:
-            summary = Worker(store, blog.source, asset_base_url=cdn).sync_user("alice", rebuild=True)
+            summary = Worker(store, blog.source, allow_raw_html=True).sync_user("alice", rebuild=True)
     else:
-        summary = push(blog, "2", asset_base_url=cdn)
+        summary = push(blog, "2", allow_raw_html=True)
 
-    # THEN every article was rendered again, but only the one with an image renders differently: its
+    # THEN every article was rendered again, but only the one with raw HTML renders differently: its
     # updatedAt moves and the front ends hear of it; the others keep theirs
     after = stored(blog)
     assert summary.fetched >= 3 and summary.changes.updated == ["pictured"]
     assert after["pictured"].updated_at > before["pictured"].updated_at
     assert after["plain"].updated_at == before["plain"].updated_at
     assert after["third"].updated_at == before["third"].updated_at
-    assert f'src="{cdn}/images/cat.png"' in blog.article("pictured")["contentHtml"]
+    assert "<b>bold</b>" in blog.article("pictured")["contentHtml"]
+
+
+def test_an_asset_base_is_no_input_of_the_fingerprint_only_whether_one_is_used(blog: Blog) -> None:
+    # GIVEN a repository synced with its images left to one asset base
+    blog.github.set_files(FILES)
+    push(blog, "1", asset_base_url="https://cdn.example.com/blog")
+    before = stored(blog)
+
+    # WHEN the base changes and a push changes no file
+    touch(blog, 1)
+    blog.github.reset_records()
+    summary = push(blog, "2", asset_base_url="https://images.example.org")
+
+    # THEN nothing was rendered again: the stored HTML keeps the repository's paths, whatever the base
+    assert summary.fetched == 0 and blog.github.count("blob") == 0
+    assert stored(blog) == before
+    assert fingerprints(blog) == {render_fingerprint(allow_raw_html=False, images_elsewhere=True)}
+    html = Article.select(Article.content_html).where(Article.slug == "pictured").bind(blog.db).scalar()
+    assert '<img src="/images/cat.png" alt="cat">' in html
 
 
 def test_a_different_library_version_or_setting_gives_another_fingerprint() -> None:
-    base = render_fingerprint(allow_raw_html=False, asset_base_url=None)
-    assert base == render_fingerprint(allow_raw_html=False, asset_base_url=None)
+    base = render_fingerprint(allow_raw_html=False, images_elsewhere=False)
+    assert base == render_fingerprint(allow_raw_html=False, images_elsewhere=False)
     assert len(base) == 16
     others = {
-        render_fingerprint(allow_raw_html=True, asset_base_url=None),
-        render_fingerprint(allow_raw_html=False, asset_base_url="https://cdn.example.com"),
-        render_fingerprint(allow_raw_html=False, asset_base_url=None, render_version=RENDER_VERSION + 1),
+        render_fingerprint(allow_raw_html=True, images_elsewhere=False),
+        render_fingerprint(allow_raw_html=False, images_elsewhere=True),
+        render_fingerprint(allow_raw_html=False, images_elsewhere=False, render_version=RENDER_VERSION + 1),
     }
     assert base not in others and len(others) == 3
 
@@ -160,7 +179,7 @@ def test_a_database_an_earlier_version_made_renders_every_file_again_once_after_
     # GIVEN the database eaf72ea made (articles, books and chapters rendered before fingerprints)
     db = open_database(db_url)
     make_old_database(db)
-    fingerprint = render_fingerprint(allow_raw_html=False, asset_base_url=None)
+    fingerprint = render_fingerprint(allow_raw_html=False, images_elsewhere=False)
 
     # WHEN it is migrated
     with connection(db):

@@ -155,6 +155,15 @@ def forget_book_failures(m: Migration) -> None:
     FailedBook.delete().bind(m.db).execute()
 
 
+def image_references(m: Migration) -> None:
+    """Articles, chapters and book covers: the asset URLs earlier versions wrote, as the stored
+    references the renderer writes now (a URL only when served, from the ``ASSET_URL`` of that moment):
+    ``stored_images``, in bounded rounds; running it again changes nothing more."""
+    from function.store.migrations.stored_images import image_urls_to_references
+
+    image_urls_to_references(m.db)
+
+
 STEPS: tuple[Step, ...] = (
     (1, "baseline: the tables, columns and indexes of earlier versions", baseline),
     (2, "deliveries: the error text's retryable mark into the retryable column", retryable_mark_to_column),
@@ -165,6 +174,7 @@ STEPS: tuple[Step, ...] = (
         "books: those remembered as broken read again (a missing chapter no longer breaks one)",
         forget_book_failures,
     ),
+    (6, "articles, chapters and book covers: image URLs as stored references", image_references),
 )
 
 # The schema version this code reads and writes: the last step's number.

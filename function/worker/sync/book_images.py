@@ -1,6 +1,6 @@
 """The images of the books, when blog-api stores them (``function.assets``): each book's cover resolved to
-its URL in the asset store (stored now when its blob is new), and the references that keep the sweep from
-deleting a cover or a chapter's image a book still shows."""
+its stored reference in the asset store (stored now when its blob is new; a URL only when served), and the
+references that keep the sweep from deleting a cover or a chapter's image a book still shows."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from function.worker.sync.book_plan import PlannedBook
 def resolve_covers(
     assets: AssetPass, repo: RepoRef, snapshot: Snapshot, books: list[PlannedBook]
 ) -> tuple[dict[str, str | None], list[tuple[str, str]]]:
-    """Each listed book's cover URL in the asset store (None: not stored, its path is served), the
-    cover stored now when its blob is new; and the covers' warnings (path, message)."""
+    """Each listed book's cover as stored in the asset store (``asset:<key>``; None: not stored, its
+    path is served), the cover stored now when its blob is new; and the covers' warnings (path, message)."""
     assets.prepare(repo, snapshot)  # nothing when the articles' part prepared this listing
     urls: dict[str, str | None] = {}
     warnings: list[tuple[str, str]] = []
@@ -34,7 +34,7 @@ def resolve_covers(
 
 
 def cover_url_changed(book: PlannedBook, covers: Mapping[str, str | None]) -> bool:
-    """Whether the cover's URL differs from the stored one (stored only now, or images no longer
+    """Whether the cover's reference differs from the stored one (stored only now, or images no longer
     stored by blog-api): the book is written again, reading no file."""
     return book.stored is not None and book.stored.cover_url != covers.get(book.slug)
 

@@ -82,7 +82,9 @@ class Worker:
         self._guards = Safeguards(store.users, source, clock, fraction=mass_removal_fraction)
         # What this worker renders with: a file stored with another fingerprint is rendered again.
         fingerprint = render_fingerprint(
-            allow_raw_html=allow_raw_html, asset_base_url=asset_base_url, render_version=render_version
+            allow_raw_html=allow_raw_html,
+            images_elsewhere=asset_base_url is not None,
+            render_version=render_version,
         )
         reader = ChunkReader(
             source,
