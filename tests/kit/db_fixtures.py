@@ -3,6 +3,11 @@ backend. Loaded as a pytest plugin (``pytest_plugins = ["tests.kit.db_fixtures"]
 
 ``db_url`` is parametrised over SQLite and MySQL, so a test that takes it (or ``store``) runs on both;
 the MySQL case carries the ``mysql`` marker (``-m "not mysql"`` skips it).
+
+With ``TEST_TIDB_MODE=1`` (``make test-tidb``) every MySQL database of the run is reached through the
+TiDB-faithful relay (``tests.kit.tidb_proxy``): snapshot reads from BEGIN, TiDB's row and transaction
+size limits, ``GET_LOCK``'s one-second floor. ``tidb_url`` gives a database through the relay in any
+run, for the tests of what TiDB does that MariaDB alone would not show.
 """
 
 from __future__ import annotations
@@ -24,18 +29,27 @@ from function.store.schema import create_tables
 from tests.kit.mariadb import (
     ENV_TEST_DATABASE_URL,
     MariaDBUnavailable,
+    ServerInfo,
     ThrowawayMariaDB,
     server_from_url,
 )
+from tests.kit.tidb_proxy import TiDBRelay
+
+ENV_TIDB_MODE = "TEST_TIDB_MODE"
+
+
+def tidb_mode() -> bool:
+    """True when this run's MySQL databases are reached through the TiDB-faithful relay."""
+    return os.environ.get(ENV_TIDB_MODE, "").strip().lower() in ("1", "true", "yes")
 
 
 @pytest.fixture(scope="session")
-def mysql_server() -> Iterator[str]:
-    """The admin URL (no database) of the MySQL-protocol server for this run: TEST_DATABASE_URL's server
-    when set, else a throwaway MariaDB started now and removed at the end."""
+def mariadb_server() -> Iterator[ServerInfo]:
+    """The MySQL-protocol server of this run, reached directly: TEST_DATABASE_URL's server when set,
+    else a throwaway MariaDB started now and removed at the end."""
     given = os.environ.get(ENV_TEST_DATABASE_URL)
     if given:
-        yield server_from_url(given).admin_url
+        yield server_from_url(given)
         return
     server = ThrowawayMariaDB()
     try:
@@ -43,15 +57,48 @@ def mysql_server() -> Iterator[str]:
     except MariaDBUnavailable as exc:
         pytest.fail(str(exc), pytrace=False)
     try:
-        yield info.admin_url
+        yield info
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def tidb_relay(mariadb_server: ServerInfo) -> Iterator[TiDBRelay]:
+    """The TiDB-faithful relay in front of this run's server (``tests.kit.tidb_proxy``)."""
+    relay = TiDBRelay(mariadb_server)
+    relay.start()
+    try:
+        yield relay
+    finally:
+        relay.stop()
+
+
+@pytest.fixture(scope="session")
+def mysql_server(request: pytest.FixtureRequest, mariadb_server: ServerInfo) -> str:
+    """The admin URL (no database) through which this run's MySQL databases are reached: the server
+    itself, or the TiDB-faithful relay in front of it with ``TEST_TIDB_MODE=1``."""
+    if tidb_mode():
+        relay: TiDBRelay = request.getfixturevalue("tidb_relay")
+        assert relay.info is not None
+        return relay.info.admin_url
+    return mariadb_server.admin_url
 
 
 @pytest.fixture
 def mysql_url(mysql_server: str) -> Iterator[str]:
     """A fresh, empty utf8mb4 database for this test, dropped after it."""
-    info = server_from_url(mysql_server)
+    yield from _fresh_database(mysql_server)
+
+
+@pytest.fixture
+def tidb_url(tidb_relay: TiDBRelay) -> Iterator[str]:
+    """A fresh, empty database reached through the TiDB-faithful relay (in every run)."""
+    assert tidb_relay.info is not None
+    yield from _fresh_database(tidb_relay.info.admin_url)
+
+
+def _fresh_database(admin_url: str) -> Iterator[str]:
+    info = server_from_url(admin_url)
     name = f"blogapi_t_{uuid.uuid4().hex[:12]}"
     admin = info.connect()
     try:
