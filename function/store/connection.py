@@ -16,7 +16,7 @@ import pymysql
 
 from function.errors import DatabaseNotInitialised, DatabaseUnavailable
 from function.store.backends import MySQLDatabase, unwrap
-from function.store.driver_errors import AUTH_ERRORS, error_chain, error_code, is_connection_error
+from function.store.driver_errors import describe, error_chain, error_code, is_connection_error
 
 log = logging.getLogger(__name__)
 _peewee_log = logging.getLogger("peewee")
@@ -50,13 +50,14 @@ def translate_errors(server: str = "") -> Iterator[None]:
 
 
 def _describe(exc: BaseException, server: str) -> str:
-    # Driver messages name the user and the error, never the password; the server and the code are
-    # what an operator needs to tell a wrong password (1045) from an outage (2003).
+    # Driver messages name the user and the error, never the password; the server, the code and the
+    # table's words (``driver_errors``) are what an operator needs to tell a wrong password (1045)
+    # from an outage (2003) or a write conflict worth retrying (9007).
     code = error_code(exc)
-    kind = "refused the credentials" if code in AUTH_ERRORS else "unavailable"
+    words = describe(exc) or "unavailable"
     where = f" at {server}" if server else ""
     number = f" (error {code})" if code is not None else ""
-    return f"database{where} {kind}{number}: {exc}"[:500]
+    return f"database{where} {words}{number}: {exc}"[:500]
 
 
 def server_of(db: peewee.Database) -> str:

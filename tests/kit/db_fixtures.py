@@ -87,17 +87,19 @@ def mysql_server(request: pytest.FixtureRequest, mariadb_server: ServerInfo) -> 
 @pytest.fixture
 def mysql_url(mysql_server: str) -> Iterator[str]:
     """A fresh, empty utf8mb4 database for this test, dropped after it."""
-    yield from _fresh_database(mysql_server)
+    yield from fresh_database(mysql_server)
 
 
 @pytest.fixture
 def tidb_url(tidb_relay: TiDBRelay) -> Iterator[str]:
     """A fresh, empty database reached through the TiDB-faithful relay (in every run)."""
     assert tidb_relay.info is not None
-    yield from _fresh_database(tidb_relay.info.admin_url)
+    yield from fresh_database(tidb_relay.info.admin_url)
 
 
-def _fresh_database(admin_url: str) -> Iterator[str]:
+def fresh_database(admin_url: str) -> Iterator[str]:
+    """Yields the URL of a fresh, empty utf8mb4 database on the server of ``admin_url``, and drops it
+    when resumed (a generator for fixtures of any scope)."""
     info = server_from_url(admin_url)
     name = f"blogapi_t_{uuid.uuid4().hex[:12]}"
     admin = info.connect()
