@@ -130,8 +130,12 @@ def job_session(db: peewee.Database | peewee.DatabaseProxy, *, keep: bool = Fals
     ``keep``: the connection stays open after the job for the next one on this thread (a warm Lambda
     invocation saves the TCP, TLS and authentication round trips). The store then releases its named
     locks itself; the connection is closed anyway when the job failed, left a transaction open or
-    could not release a lock, so nothing of a job outlives it. A kept connection that died in between
-    is replaced on the next job's first statement (``MySQLDatabase.check_first_statement``)."""
+    could not release a lock, so nothing of a job outlives it. A kept connection older than the
+    database's ``max_connection_age_s`` is closed before the next job and a new one opened: TiDB Cloud
+    may cut a connection that stayed open 30 minutes (a server restarting or maintained), and its
+    public endpoint on AWS one idle for 340 s, so PingCAP advises a maximum lifetime, from 5 minutes.
+    A kept connection that died in between is replaced on the next job's first statement
+    (``MySQLDatabase.check_first_statement``)."""
     real = unwrap(db)
     if keep:
         with _kept_connection_job(real) as session:
@@ -145,6 +149,16 @@ def job_session(db: peewee.Database | peewee.DatabaseProxy, *, keep: bool = Fals
 _jobs = threading.local()
 
 
+def _outlived(db: MySQLDatabase) -> bool:
+    """True when this thread's kept connection is as old as the database lets one be."""
+    age, limit = db.connection_age(), db.max_connection_age_s
+    if age is None or limit is None or age < limit:
+        return False
+    db.retired += 1
+    log.info("Retiring a kept database connection for its age", extra={"age_s": round(age, 1)})
+    return True
+
+
 @contextlib.contextmanager
 def _kept_connection_job(real: peewee.Database) -> Iterator[Session]:
     session = Session(real, closes_after_job=False)
@@ -152,7 +166,10 @@ def _kept_connection_job(real: peewee.Database) -> Iterator[Session]:
         yield session  # inside a job of this thread: the outer block decides about the connection
         return
     if isinstance(real, MySQLDatabase) and not real.is_closed():
-        real.check_first_statement(True)
+        if _outlived(real):
+            close_quietly(real)  # retired before the job, not found dead in the middle of it
+        else:
+            real.check_first_statement(True)
     _jobs.open = True
     done = False
     try:
