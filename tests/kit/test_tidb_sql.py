@@ -34,3 +34,12 @@ def test_a_text_without_any_keyword_is_passed_on_unread() -> None:
     text = "SELECT `slug`, `title` FROM `articles` WHERE `user_id` = 1"
 
     assert rewrite(text, "f").sql is text
+
+
+def test_the_tables_a_text_writes_are_named_for_their_checks() -> None:
+    text = (
+        "BEGIN;\nINSERT IGNORE INTO `tags` (`path`) VALUES ('a');\nUPDATE `blog`.`articles` SET `x` = 1;\n"
+        "DELETE FROM article_tags WHERE 1;\nSELECT 'UPDATE `nothing`';\nCOMMIT"
+    )
+
+    assert rewrite(text, "f").written == ((None, "tags"), ("blog", "articles"), (None, "article_tags"))

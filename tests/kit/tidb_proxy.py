@@ -7,9 +7,9 @@ relay passes the MySQL protocol through, byte for byte, except:
 - statements are rewritten as ``tests.kit.tidb_sql`` says: ``BEGIN`` takes its snapshot at once (a
   plain SELECT in a transaction reads what was committed before it began, as in TiDB's pessimistic
   mode), and ``GET_LOCK`` waits at least 1 s;
-- every table gets the size checks of ``tests.kit.tidb_triggers`` (errors 8025 and 8004), installed
-  when a ``CREATE TABLE``/``ALTER TABLE``/``CREATE INDEX`` on it has been answered and before the
-  next statement anyone sends through the relay;
+- a table gets the size checks of ``tests.kit.tidb_triggers`` (errors 8025 and 8004) before the first
+  statement that writes it goes through, and gets them again, before anyone's next statement, once a
+  ``ALTER TABLE``/``CREATE INDEX`` on it has been answered;
 - before a statement that may write or begin a transaction, the relay resets the transaction's byte
   count when no transaction is open, and passes the limits (``entry_limit``, ``txn_limit``), in a
   statement of its own whose answer the client never sees.
@@ -69,7 +69,8 @@ class TiDBRelay:
         self._sessions: set[_Session] = set()
         self._guard = threading.Lock()
         self._installing = threading.Lock()  # one installation of checks at a time, on ``_admin``
-        self._dirty: set[tuple[str, str]] = set()
+        self._dirty: set[tuple[str, str]] = set()  # tables whose shape changed since their checks
+        self._installed: set[tuple[str, str]] = set()  # tables that have checks
         self._admin: pymysql.connections.Connection[Any] | None = None
         self.info: ServerInfo | None = None
 
@@ -129,21 +130,24 @@ class TiDBRelay:
         with self._guard:
             self._dirty |= tables
 
-    def install_checks(self) -> None:
-        """(Re)install the checks of every table marked changed. A table another session holds (an open
-        transaction that used it) is tried again at the next statement."""
-        if not self._dirty:
+    def install_checks(self, written: set[tuple[str, str]]) -> None:
+        """Install the checks of the ``written`` tables that have none yet, and again those of every
+        table whose shape changed since. A table another session holds (an open transaction that used
+        it) is tried again at the next statement."""
+        with self._guard:
+            todo = {t for t in written if t not in self._installed} | (self._dirty & self._installed)
+        if not todo:
             return
         with self._installing:
-            with self._guard:
-                pending = sorted(self._dirty)
             admin = self._admin_connection()
-            for database, table in pending:
+            for database, table in sorted(todo):
+                with self._guard:
+                    replacing = (database, table) in self._installed
                 try:
                     found = read_table(admin, database, table)
                     if found is not None:
                         with admin.cursor() as cursor:
-                            for statement in trigger_statements(found):
+                            for statement in trigger_statements(found, replacing=replacing):
                                 cursor.execute(statement)
                 except pymysql.err.OperationalError as exc:
                     if exc.args and exc.args[0] == 1205:  # lock wait time-out: another session holds it
@@ -151,6 +155,8 @@ class TiDBRelay:
                     raise
                 with self._guard:
                     self._dirty.discard((database, table))
+                    if found is not None:
+                        self._installed.add((database, table))
 
     def _admin_connection(self) -> pymysql.connections.Connection[Any]:
         if self._admin is None or not self._admin.open:
@@ -280,16 +286,17 @@ class _Session:
 
     def _command(self, payload: bytes) -> None:
         self._end_of_ddl()  # the previous statement has been answered: its tables are settled
-        self.relay.install_checks()
         if payload[:1] == bytes([_COM_INIT_DB]):
             self.database = payload[1:].decode(errors="replace")
         if payload[:1] != bytes([_COM_QUERY]):
+            self.relay.install_checks(set())
             self.server.sendall(_frames(0, payload))
             return
         text = payload[1:].decode("utf-8", "surrogateescape")
         changed = rewrite(text, GET_LOCK_FUNCTION)
         if changed.database:
             self.database = changed.database
+        self.relay.install_checks({(db or self.database or "", table) for db, table in changed.written})
         if changed.writes:
             with self._guard:
                 self._swallow += 1

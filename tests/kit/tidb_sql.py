@@ -23,6 +23,13 @@ CONSISTENT_BEGIN = "START TRANSACTION WITH CONSISTENT SNAPSHOT"
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _BEGIN = re.compile(r"\s*(BEGIN(\s+WORK)?|START\s+TRANSACTION)\s*", re.IGNORECASE)
+# The table a statement writes: INSERT/REPLACE INTO, UPDATE, DELETE FROM (one table, as the store writes).
+_WRITTEN = re.compile(
+    r"\s*(?:(?:INSERT|REPLACE)(?:\s+(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE))*\s+(?:INTO\s+)?"
+    r"|UPDATE(?:\s+(?:LOW_PRIORITY|IGNORE))*\s+|DELETE(?:\s+(?:LOW_PRIORITY|QUICK|IGNORE))*\s+FROM\s+)"
+    r"(?:`([^`]+)`|([\w$]+))(?:\.(?:`([^`]+)`|([\w$]+)))?",
+    re.IGNORECASE,
+)
 _USE = re.compile(r"\s*USE\s+(?:`([^`]+)`|([\w$]+))\s*", re.IGNORECASE)
 # Texts without any of these words pass unread (most SELECTs): nothing in them is rewritten or noted.
 _KEYWORDS = re.compile(
@@ -99,6 +106,7 @@ class Rewritten:
     writes: bool  # it may write rows or start a transaction: the transaction's byte count is reset first
     tables: tuple[tuple[str | None, str], ...]  # (database or None, table) whose shape it may change
     database: str | None = None  # the database a ``USE`` in it switched to
+    written: tuple[tuple[str | None, str], ...] = ()  # (database or None, table) its statements write
 
 
 def rewrite(sql: str, get_lock_function: str) -> Rewritten:
@@ -110,6 +118,7 @@ def rewrite(sql: str, get_lock_function: str) -> Rewritten:
     out: list[str] = []
     writes = False
     tables: list[tuple[str | None, str]] = []
+    written: list[tuple[str | None, str]] = []
     database = None
     for statement in statements(sql) if ";" in sql else [sql]:
         code = _code(statement)
@@ -122,6 +131,10 @@ def rewrite(sql: str, get_lock_function: str) -> Rewritten:
         use = _USE.fullmatch(code)
         if use:
             database = use.group(1) or use.group(2)
+        target = _WRITTEN.match(code)
+        if target:
+            first, second = target.group(1) or target.group(2), target.group(3) or target.group(4)
+            written.append((first, second) if second else (None, first))
         ddl = _DDL.match(code)
         if ddl:
             first, second = ddl.group(1) or ddl.group(2), ddl.group(3) or ddl.group(4)
@@ -129,7 +142,7 @@ def rewrite(sql: str, get_lock_function: str) -> Rewritten:
         out.append(
             _calls_replaced(statement, "GET_LOCK", get_lock_function) if "GET_LOCK" in words else statement
         )
-    return Rewritten(";".join(out), writes, tuple(tables), database)
+    return Rewritten(";".join(out), writes, tuple(tables), database, tuple(written))
 
 
 def _code(statement: str) -> str:

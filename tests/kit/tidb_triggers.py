@@ -3,9 +3,11 @@
 TiDB keeps a row as one key-value pair and refuses a pair over ``txn-entry-size-limit`` (6 MiB by
 default: error 8025, "entry too large"), and a transaction whose pairs add up to more than
 ``txn-total-size-limit`` (100 MiB by default: error 8004, "Transaction is too large"). MariaDB has
-neither limit. Each table of the test database gets three triggers (after INSERT, UPDATE and DELETE)
+neither limit. Each table written gets two triggers (after INSERT and after UPDATE)
 that estimate, from the row itself, the bytes TiDB would write, and raise TiDB's own error numbers with
-``SIGNAL``, so the error reaches the client through the real server and the real driver.
+``SIGNAL``, so the error reaches the client through the real server and the real driver. They are
+installed on a table the first time a statement writes it (creating triggers is slow, and most tables
+of a test are never written).
 
 How a row is counted (TiDB's row format v2 and its key encoding, approximately, erring high):
 
@@ -19,8 +21,9 @@ How a row is counted (TiDB's row format v2 and its key encoding, approximately, 
 An INSERT writes the row and its index entries. An UPDATE that changes something rewrites the whole row
 (TiDB has no partial update of a row: a flag set on an article rewrites its Markdown and HTML) and,
 for each index whose columns changed, deletes one entry and writes another; an UPDATE that changes
-nothing writes nothing, as in TiDB. A DELETE writes a deletion mark (the key, no value) for the row and
-for each index entry. The transaction's total is kept in the session variable ``@tidb_txn_bytes``, which
+nothing writes nothing, as in TiDB. A DELETE is not counted: TiDB writes a deletion mark per key (the
+key alone, some 20-60 bytes a row and index entry), far below what the limits are about. The
+transaction's total is kept in the session variable ``@tidb_txn_bytes``, which
 the relay resets before each statement sent outside a transaction; the limits are read from
 ``@tidb_entry_limit`` and ``@tidb_txn_limit``, which the relay sets likewise.
 """
@@ -78,23 +81,22 @@ class Table:
     indexes: Sequence[Sequence[str]]
 
 
-def trigger_names(table: str) -> tuple[str, str, str]:
-    """The three triggers' names (MariaDB allows 64 characters)."""
+def trigger_names(table: str) -> tuple[str, str]:
+    """The two triggers' names (MariaDB allows 64 characters)."""
     base = table if len(table) <= 40 else table[:24] + "_" + hashlib.sha256(table.encode()).hexdigest()[:12]
-    return tuple(f"{TRIGGER_PREFIX}{kind}_{base}" for kind in ("ai", "au", "ad"))  # type: ignore[return-value]
+    return f"{TRIGGER_PREFIX}ai_{base}", f"{TRIGGER_PREFIX}au_{base}"
 
 
-def trigger_statements(table: Table) -> list[str]:
-    """DROP and CREATE statements that (re)install the table's three triggers."""
+def trigger_statements(table: Table, *, replacing: bool) -> list[str]:
+    """The statements that install the table's two triggers (``replacing``: dropping earlier ones)."""
     db, name = _quoted(table.database), _quoted(table.name)
-    insert, update, delete = trigger_names(table.name)
+    insert, update = trigger_names(table.name)
     types = dict(table.columns)
-    drops = [f"DROP TRIGGER IF EXISTS {db}.{_quoted(t)}" for t in (insert, update, delete)]
+    drops = [f"DROP TRIGGER IF EXISTS {db}.{_quoted(t)}" for t in (insert, update)] if replacing else []
     return [
         *drops,
         _trigger(db, insert, "INSERT", name, _insert_body(table, types)),
         _trigger(db, update, "UPDATE", name, _update_body(table, types)),
-        _trigger(db, delete, "DELETE", name, _delete_body(table, types)),
     ]
 
 
@@ -145,15 +147,6 @@ def _update_body(table: Table, types: Mapping[str, str]) -> str:
         + _CHECK_ENTRY
         + _ADD_TO_TRANSACTION
         + "\n  END IF;"
-    )
-
-
-def _delete_body(table: Table, types: Mapping[str, str]) -> str:
-    return (
-        _DECLARE
-        + f"  SET entry = {_row_key_bytes(table, types, 'OLD')};\n"
-        + f"  SET indexed = {_all_index_bytes(table, types, 'OLD')};\n"
-        + _ADD_TO_TRANSACTION
     )
 
 
