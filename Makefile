@@ -17,7 +17,7 @@ RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles
            DATABASE_URL=sqlite:///.data/blog.db \
            SITE_URL=http://127.0.0.1:$(PORT)
 
-.PHONY: install install-run run test check bench package lock lock-check mariadb-server docs clean
+.PHONY: install install-run run test test-tidb check bench package lock lock-check mariadb-server docs clean
 
 install: $(STAMP)
 
@@ -74,6 +74,12 @@ check: install lock-check
 docs: install
 	$(BIN)/python -m function.settings_docs --write docs/configuration.md
 	$(BIN)/python -m infra.stack_docs --write docs/deploying.md
+	$(BIN)/python -m function.store.error_docs --write docs/operating.md
+
+# The store, worker and outgoing-webhook suites on the TiDB-faithful test database (tests/kit/tidb_proxy.py):
+# their MariaDB tests through the relay that enforces what TiDB enforces (docs/development.md).
+test-tidb: install mariadb-server
+	TEST_TIDB_MODE=1 $(BIN)/python -m pytest tests/store tests/worker tests/hooks tests/kit -m mysql
 
 bench: install mariadb-server
 	$(BIN)/python -m bench
