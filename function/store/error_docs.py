@@ -24,7 +24,7 @@ def table() -> str:
     rows.append(
         (
             "1105",
-            "TiDB's generic error, read by its message: \"try again later\" is retried; \"insecure "
+            'TiDB\'s generic error, read by its message: "try again later" is retried; "insecure '
             'transport" is TiDB Cloud refusing a connection without TLS (add `ssl_ca` to the URL); '
             "anything else is not retried",
             "by its message",

@@ -68,10 +68,7 @@ def test_a_heading_heavy_megabyte_fails_alone_and_the_other_articles_are_served(
 def test_deleting_more_than_a_hundred_mib_of_articles_in_one_push_archives_them_all(blog: Blog) -> None:
     # GIVEN 130 articles of about 900 KB a row (Markdown and HTML): 117 MB, synced in bounded transactions
     body = "\n\n".join("x" * 78 for _ in range(5_000))
-    files: dict[str, bytes | None] = {
-        f"articles/big{i:03}.md": article(f"Big {i}", body=body) for i in range(130)
-    }
-    blog.github.set_files(files)
+    blog.github.set_files({f"articles/big{i:03}.md": article(f"Big {i}", body=body) for i in range(130)})
     blog.push(delivery="first")
     assert len(served(blog)) == 130
 
