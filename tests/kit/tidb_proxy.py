@@ -24,16 +24,24 @@ import contextlib
 import logging
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pymysql
-from pymysql.constants import CLIENT
 
 from tests.kit.mariadb import ServerInfo
+from tests.kit.mysql_packets import (
+    PacketReader,
+    frame,
+    frames,
+    handshake_database,
+    is_ssl_request,
+    ok_status,
+    packet_count,
+)
 from tests.kit.tidb_sql import rewrite
-from tests.kit.tidb_triggers import ENTRY_LIMIT, TXN_LIMIT, Table, trigger_statements
+from tests.kit.tidb_triggers import ENTRY_LIMIT, TXN_LIMIT, read_table, trigger_statements
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +56,8 @@ _GET_LOCK_DDL = (
     "IF(timeout = -1, 3600, IF(timeout IS NULL OR timeout < 1, 1, LEAST(timeout, 3600))))"
 )
 
-_MAX_PACKET = 0xFFFFFF
-_COM_QUIT, _COM_INIT_DB, _COM_QUERY = 0x01, 0x02, 0x03
+_COM_INIT_DB, _COM_QUERY = 0x02, 0x03
 _MORE_RESULTS = 0x0008
-_SSL_REQUEST_LENGTH = 32
 
 
 class TiDBRelay:
@@ -194,35 +200,6 @@ class TiDBRelay:
             self._sessions.discard(session)
 
 
-def read_table(admin: pymysql.connections.Connection[Any], database: str, table: str) -> Table | None:
-    """The columns and indexes of ``database.table`` as the checks need them; None when it is gone (or
-    is a view)."""
-    with admin.cursor() as cursor:
-        cursor.execute(
-            "SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-            (database, table),
-        )
-        kind = cursor.fetchone()
-        if kind is None or kind[0] != "BASE TABLE":
-            return None
-        cursor.execute(
-            "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
-            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
-            (database, table),
-        )
-        columns = [(str(name), str(kind)) for name, kind in cursor.fetchall()]
-        cursor.execute(
-            "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
-            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY INDEX_NAME, SEQ_IN_INDEX",
-            (database, table),
-        )
-        indexes: dict[str, list[str]] = {}
-        for index, column in cursor.fetchall():
-            indexes.setdefault(str(index), []).append(str(column))
-    primary = indexes.pop("PRIMARY", [])
-    return Table(database, table, columns, primary, list(indexes.values()))
-
-
 @dataclass(eq=False)
 class _Session:
     """One relayed connection: the client's packets to the server (rewritten where needed), and the
@@ -256,26 +233,26 @@ class _Session:
     # -- client -> server ----------------------------------------------------------------------------
 
     def _client_to_server(self) -> None:
-        reader = _PacketReader(self.client)
+        reader = PacketReader(self.client)
         try:
             first = reader.packet()
             if first is None:
                 return
             seq, payload = first
-            if _is_ssl_request(payload):
+            if is_ssl_request(payload):
                 self._tls = True
-                self.server.sendall(_frame(seq, payload))
+                self.server.sendall(frame(seq, payload))
                 self._pipe(self.client, self.server)  # TLS: passed through, unchanged
                 return
-            self.database = _handshake_database(payload)
-            self.server.sendall(_frame(seq, payload))
+            self.database = handshake_database(payload)
+            self.server.sendall(frame(seq, payload))
             while True:
                 packet = reader.command()
                 if packet is None:
                     return
                 seq, payload = packet
                 if seq != 0:  # authentication continues
-                    self.server.sendall(_frames(seq, payload))
+                    self.server.sendall(frames(seq, payload))
                     continue
                 self._command(payload)
         except OSError:
@@ -290,7 +267,7 @@ class _Session:
             self.database = payload[1:].decode(errors="replace")
         if payload[:1] != bytes([_COM_QUERY]):
             self.relay.install_checks(set())
-            self.server.sendall(_frames(0, payload))
+            self.server.sendall(frames(0, payload))
             return
         text = payload[1:].decode("utf-8", "surrogateescape")
         changed = rewrite(text, GET_LOCK_FUNCTION)
@@ -300,14 +277,14 @@ class _Session:
         if changed.writes:
             with self._guard:
                 self._swallow += 1
-            self.server.sendall(_frames(0, bytes([_COM_QUERY]) + self.relay.reset_statement()))
+            self.server.sendall(frames(0, bytes([_COM_QUERY]) + self.relay.reset_statement()))
         if changed.tables:
             with self._guard:
                 self._ddl = {(db or self.database or "", table) for db, table in changed.tables}
         body = bytes([_COM_QUERY]) + changed.sql.encode("utf-8", "surrogateescape")
-        if _packet_count(body) != _packet_count(payload):
+        if packet_count(body) != packet_count(payload):
             body = payload  # the answer's sequence numbers must stay where the client expects them
-        self.server.sendall(_frames(0, body))
+        self.server.sendall(frames(0, body))
 
     def _end_of_ddl(self) -> None:
         with self._guard:
@@ -318,7 +295,7 @@ class _Session:
     # -- server -> client ----------------------------------------------------------------------------
 
     def _server_to_client(self) -> None:
-        reader = _PacketReader(self.server)
+        reader = PacketReader(self.server)
         try:
             while True:
                 if self._tls:
@@ -349,7 +326,7 @@ class _Session:
             if not self._ddl:
                 return False
             head = payload[:1]
-            if head == b"\x00" and _ok_status(payload) & _MORE_RESULTS:
+            if head == b"\x00" and ok_status(payload) & _MORE_RESULTS:
                 return False
             if head not in (b"\x00", b"\xff"):
                 return False  # a result set: settled when the client sends its next command
@@ -363,132 +340,3 @@ class _Session:
             if not data:
                 return
             target.sendall(data)
-
-
-class _PacketReader:
-    """MySQL packets from a socket: 3 bytes of length, 1 of sequence, the payload."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self._sock = sock
-        self._buffer = bytearray()
-
-    def _fill(self) -> bool:
-        data = self._sock.recv(262144)
-        if not data:
-            return False
-        self._buffer += data
-        return True
-
-    def _complete(self) -> tuple[bytes, int, bytes] | None:
-        if len(self._buffer) < 4:
-            return None
-        length = int.from_bytes(self._buffer[:3], "little")
-        if len(self._buffer) < 4 + length:
-            return None
-        raw = bytes(self._buffer[: 4 + length])
-        del self._buffer[: 4 + length]
-        return raw, raw[3], raw[4:]
-
-    def packet(self) -> tuple[int, bytes] | None:
-        """The next packet (sequence, payload); None at the end of the stream."""
-        while True:
-            found = self._complete()
-            if found is not None:
-                return found[1], found[2]
-            if not self._fill():
-                return None
-
-    def command(self) -> tuple[int, bytes] | None:
-        """The next packet with its continuation packets (a payload of 16 MiB and more), joined."""
-        first = self.packet()
-        if first is None:
-            return None
-        seq, payload = first
-        parts = [payload]
-        while len(parts[-1]) == _MAX_PACKET:
-            more = self.packet()
-            if more is None:
-                return None
-            parts.append(more[1])
-        return seq, b"".join(parts)
-
-    def drain(self) -> bytes:
-        """What was received and not read yet, as it came."""
-        data = bytes(self._buffer)
-        self._buffer.clear()
-        return data
-
-    def available(self, stop: Callable[[], bool]) -> list[tuple[bytes, bytes]] | None:
-        """Every complete packet received so far (waiting for one at least): (raw bytes, payload);
-        none when ``stop()`` turns true (the bytes are then left for ``drain``)."""
-        found: list[tuple[bytes, bytes]] = []
-        while True:
-            if stop():
-                return found
-            packet = self._complete()
-            if packet is not None:
-                found.append((packet[0], packet[2]))
-                continue
-            if found:
-                return found
-            if not self._fill():
-                return None
-
-
-def _frame(seq: int, payload: bytes) -> bytes:
-    return len(payload).to_bytes(3, "little") + bytes([seq & 0xFF]) + payload
-
-
-def _frames(seq: int, payload: bytes) -> bytes:
-    """``payload`` as packets from ``seq`` on, split at 16 MiB as the protocol wants."""
-    out = bytearray()
-    start = 0
-    while True:
-        part = payload[start : start + _MAX_PACKET]
-        out += _frame(seq, part)
-        seq += 1
-        start += _MAX_PACKET
-        if len(part) < _MAX_PACKET:
-            return bytes(out)
-
-
-def _packet_count(payload: bytes) -> int:
-    return len(payload) // _MAX_PACKET + 1
-
-
-def _is_ssl_request(payload: bytes) -> bool:
-    capabilities = int.from_bytes(payload[:4], "little") if len(payload) >= 4 else 0
-    return bool(capabilities & CLIENT.SSL) and len(payload) == _SSL_REQUEST_LENGTH
-
-
-def _handshake_database(payload: bytes) -> str | None:
-    """The database a HandshakeResponse41 names, if any."""
-    capabilities = int.from_bytes(payload[:4], "little")
-    if not capabilities & CLIENT.CONNECT_WITH_DB:
-        return None
-    pos = payload.index(b"\x00", 32) + 1  # after the user name
-    if capabilities & CLIENT.PLUGIN_AUTH_LENENC_CLIENT_DATA:
-        length, pos = _lenenc(payload, pos)
-        pos += length
-    elif capabilities & CLIENT.SECURE_CONNECTION:
-        pos += 1 + payload[pos]
-    else:
-        pos = payload.index(b"\x00", pos) + 1
-    end = payload.find(b"\x00", pos)
-    name = payload[pos : end if end >= 0 else len(payload)].decode(errors="replace")
-    return name or None
-
-
-def _lenenc(payload: bytes, pos: int) -> tuple[int, int]:
-    first = payload[pos]
-    if first < 0xFB:
-        return first, pos + 1
-    width = {0xFC: 2, 0xFD: 3, 0xFE: 8}[first]
-    return int.from_bytes(payload[pos + 1 : pos + 1 + width], "little"), pos + 1 + width
-
-
-def _ok_status(payload: bytes) -> int:
-    """The status flags of an OK packet (after affected rows and last insert id)."""
-    _, pos = _lenenc(payload, 1)
-    _, pos = _lenenc(payload, pos)
-    return int.from_bytes(payload[pos : pos + 2], "little") if len(payload) >= pos + 2 else 0

@@ -33,6 +33,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import pymysql
 
 ENTRY_LIMIT = 6 * 1024 * 1024  # txn-entry-size-limit's default: 6291456
 TXN_LIMIT = 100 * 1024 * 1024  # txn-total-size-limit's default: 104857600
@@ -190,3 +193,32 @@ def _key_bytes(row: str, column: str, data_type: str) -> str:
 
 def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def read_table(admin: pymysql.connections.Connection[Any], database: str, table: str) -> Table | None:
+    """The columns and indexes of ``database.table`` as the checks need them; None when it is gone (or
+    is a view)."""
+    with admin.cursor() as cursor:
+        cursor.execute(
+            "SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+            (database, table),
+        )
+        kind = cursor.fetchone()
+        if kind is None or kind[0] != "BASE TABLE":
+            return None
+        cursor.execute(
+            "SELECT COLUMN_NAME, DATA_TYPE FROM information_schema.COLUMNS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
+            (database, table),
+        )
+        columns = [(str(name), str(kind)) for name, kind in cursor.fetchall()]
+        cursor.execute(
+            "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY INDEX_NAME, SEQ_IN_INDEX",
+            (database, table),
+        )
+        indexes: dict[str, list[str]] = {}
+        for index, column in cursor.fetchall():
+            indexes.setdefault(str(index), []).append(str(column))
+    primary = indexes.pop("PRIMARY", [])
+    return Table(database, table, columns, primary, list(indexes.values()))
