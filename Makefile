@@ -17,7 +17,7 @@ RUN_ENV := GITHUB_WEBHOOK_SECRET=dev-secret ARTICLE_SOURCE=dir:examples/articles
            DATABASE_URL=sqlite:///.data/blog.db \
            SITE_URL=http://127.0.0.1:$(PORT)
 
-.PHONY: install install-run run test test-tidb check bench package lock lock-check mariadb-server docs clean
+.PHONY: install install-run run preview test test-tidb check bench package lock lock-check mariadb-server docs clean
 
 install: $(STAMP)
 
@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml uv.lock
 	  --quiet -o $(VENV)/requirements-dev.lock.txt
 	$(BIN)/python -m pip install -q --require-hashes -r $(VENV)/requirements-dev.lock.txt
 	$(BIN)/python -m pip install -q --no-deps -e .
-	@touch $(STAMP) $(RUN_STAMP)
+	@touch $(STAMP) $(RUN_STAMP) $(PREVIEW_STAMP)
 
 install-run: $(RUN_STAMP)
 
@@ -48,6 +48,24 @@ run: install-run
 	$(RUN_ENV) $(BIN)/blog-api init-db
 	$(RUN_ENV) $(BIN)/blog-api users add --name demo --email demo@example.com --installation-id 1 --if-missing
 	$(RUN_ENV) $(BIN)/python -m flask --app function.app run --host $(HOST) --port $(PORT)
+
+# `make preview REPO=path/to/your/zenn-repo`: your articles and books in the browser as readers will see
+# them, drafts included, re-synced on every save (blog-api preview; PORT=8001 for another port).
+PREVIEW_STAMP := $(VENV)/.installed-preview-stamp
+
+preview: $(PREVIEW_STAMP)
+	@test -n "$(REPO)" || { echo "make preview REPO=path/to/your/zenn-repo (e.g. REPO=examples/articles)" >&2; exit 2; }
+	$(BIN)/blog-api preview "$(REPO)" $(if $(filter command line,$(origin PORT)),--port $(PORT))
+
+# The runtime's part of uv.lock and the watcher (the preview extra), then the project.
+$(PREVIEW_STAMP): pyproject.toml uv.lock
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade $(PIP_TOOLS)
+	$(BIN)/python -m uv export --locked --extra preview --no-emit-project --no-header --format requirements-txt \
+	  --quiet -o $(VENV)/requirements-preview.lock.txt
+	$(BIN)/python -m pip install -q --require-hashes -r $(VENV)/requirements-preview.lock.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	@touch $(PREVIEW_STAMP)
 
 # The MariaDB binaries for the throwaway test server (the tests start and stop the server themselves).
 mariadb-server:

@@ -30,6 +30,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of ours per case (median)")
     parser.add_argument("--read-calls", type=int, default=50, help="timed calls per read-path case per N")
     parser.add_argument(
+        "--front-end-size",
+        type=int,
+        default=5000,
+        help="articles of the blog the front end's pages by number and tag facets are read from (0 skips)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="a small run that keeps the script working (CI): N=20, 20 calls, no cold accept",
@@ -41,7 +47,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.accept_calls, args.repeats, args.read_calls, args.cold_runs = "20", 20, 1, 5, 0
-        args.real_sizes = "12"
+        args.real_sizes, args.front_end_size = "12", 50
     return args
 
 
@@ -58,10 +64,11 @@ def main(argv: list[str] | None = None) -> int:
         or min(sizes) < 1
         or min(real_sizes, default=1) < 1
         or min(args.accept_calls, args.repeats, args.read_calls) < 1
-        or args.cold_runs < 0
+        or min(args.cold_runs, args.front_end_size) < 0
     ):
         print(
-            "--sizes, --accept-calls, --repeats and --read-calls must be at least 1, --cold-runs at least 0",
+            "--sizes, --accept-calls, --repeats and --read-calls must be at least 1, --cold-runs and "
+            "--front-end-size at least 0",
             file=sys.stderr,
         )
         return 2
@@ -74,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         read_calls=args.read_calls,
         cold_runs=args.cold_runs,
         real_sizes=real_sizes,
+        front_end_size=args.front_end_size,
     )
     load_before = performance_page.load_average()
     results = runner.run(options)

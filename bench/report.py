@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.reads import FILTERED_PAGE, NUMBERED_PAGE, TAG_FACETS
 from bench.real_shaped import RealShaped
 from bench.runner import CaseResult, Results
 
@@ -55,7 +56,7 @@ def table(results: Results) -> str:
                 "",
             ]
         )
-    for n, reads in results.reads.items():
+    for n, reads in [*results.reads.items(), *results.front_end.items()]:
         for t in reads.times:
             rows.append(
                 [
@@ -290,6 +291,39 @@ def _read_targets(results: Results) -> list[Target]:
     if len(p99s) > 1:
         spread = max(p99s) / max(min(p99s), 1e-9)
         found.append(Target("list page p99 flat in N (within 1.5x)", spread <= 1.5, f"spread {spread:.2f}x"))
+    return found + _front_end_targets(results)
+
+
+# Round trips each front-end call may take besides connecting, and the time allowed beyond them.
+FRONT_END_BUDGETS = {NUMBERED_PAGE: (2, 30.0), FILTERED_PAGE: (2, 30.0), TAG_FACETS: (1, 60.0)}
+
+
+def _front_end_targets(results: Results) -> list[Target]:
+    """The original front end's calls: a page with its totals in 2 query round trips, the facets in 1,
+    each within those round trips + a margin for the server's and our own work (the connection's set-up,
+    paid once per Lambda request, allowed apart)."""
+    found: list[Target] = []
+    db_ms = results.options.db_ms
+    for n, reads in results.front_end.items():
+        for t in reads.times:
+            trips, margin = FRONT_END_BUDGETS[t.case]
+            queries = t.db_round_trips - 3 * t.db_connections  # a connect is 3 round trips
+            budget = trips * db_ms + margin + 3 * db_ms * t.db_connections
+            found.append(
+                Target(
+                    f"{t.case.removeprefix('read: ')} at N={n}: <= {trips} round trip{'s' * (trips > 1)}, "
+                    f"p99 <= those + {margin:.0f} ms (+ the connection's set-up)",
+                    queries <= trips and t.p99_ms <= budget,
+                    f"{t.p99_ms:.0f} ms, {queries} query round trips + {t.db_connections} connect",
+                )
+            )
+        found.append(
+            Target(
+                f"front-end answers <= 1 MB at N={n}",
+                reads.largest_bytes <= MB,
+                f"largest {reads.largest_bytes / 1024:.0f} KB ({reads.largest_route})",
+            )
+        )
     return found
 
 
@@ -349,4 +383,8 @@ How to read it:
   read-only `/var/task` cannot. Its baseline is the same measurement before the cuts (fixed figures).
 - *ours* keeps the database connection across its runs, as a warm Lambda does now
   (`DATABASE_CONNECTIONS=keep`): the first sync of each run connects, the pushes after it do not.
+- The blog front end's own calls (`measure_front_end` in `bench/reads.py`) are read from a blog of
+  `--front-end-size` articles (5,000 by default) written straight into the database, one to four tags each:
+  a page by number with its totals from the middle of the list, page 3 filtered by two tags in OR mode,
+  and the tag facets of the whole blog (every article's tags, their largest answer), through the relay.
 """

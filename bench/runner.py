@@ -21,7 +21,7 @@ from bench import corpus, ours, real_shaped
 from bench.accept import AcceptTimes, fake_aws_environment, lambda_api, measure_accept, quiet
 from bench.coldstart import ColdAccept, cold_accepts, import_ms
 from bench.measure import Measured
-from bench.reads import ReadResults, measure_reads
+from bench.reads import ReadResults, measure_front_end, measure_reads
 from bench.real_shaped import RealShaped
 from bench.rig import Rig, running_rig
 from function.store.backends import open_database
@@ -42,6 +42,7 @@ class Options:
     repeats: int = 3
     read_calls: int = 50
     real_sizes: tuple[int, ...] = (500, 2000)  # real-shaped first syncs: the first compared, the last sampled
+    front_end_size: int = 5000  # the original front end's list, filter and facet calls (0: skipped)
 
 
 @dataclass
@@ -69,6 +70,7 @@ class Results:
     accept: dict[int, AcceptTimes] = field(default_factory=dict)
     import_ms: float = 0.0
     reads: dict[int, ReadResults] = field(default_factory=dict)
+    front_end: dict[int, ReadResults] = field(default_factory=dict)
     cold: list[ColdAccept] = field(default_factory=list)
     real: list[RealShaped] = field(default_factory=list)
 
@@ -87,6 +89,12 @@ def run(options: Options, progress: Progress = _stderr) -> Results:
             cases, reads = _run_size(rig, n, options, progress)
             results.cases += cases
             results.reads[n] = reads
+        if options.front_end_size:
+            n = options.front_end_size
+            progress(
+                f"N={n} the front end's pages by number and tag facets: {options.read_calls} calls per case"
+            )
+            results.front_end[n] = measure_front_end(rig, n, options.read_calls)
         parts = rig.github_client()
         try:
             for number, n in enumerate(options.real_sizes):

@@ -165,10 +165,35 @@ class Conflict(BlogApiError):
 
 
 class SchemaMismatch(BlogApiError):
-    """The database's tables were made by another version of blog-api: init-db refuses to touch them."""
+    """The database's tables differ from what this version reads and writes in a way no migration step
+    mends: ``migrate`` and ``init-db`` name the differences and stop (permanent: no retry helps)."""
 
     status = 409
     code = "SCHEMA_MISMATCH"
+
+
+class SchemaTooNew(SchemaMismatch):
+    """A newer blog-api migrated the database past this code's schema version: this code refuses to run a
+    job on it, or to migrate it (permanent: only running that newer version helps)."""
+
+    def __init__(self, needed: int, found: int) -> None:
+        self.needed, self.found = needed, found
+        super().__init__(
+            f"this blog-api needs database schema version {needed} and found version {found}, made by a "
+            f"newer blog-api: run that version (or a newer one) against this database"
+        )
+
+
+class SchemaBehind(DatabaseNotInitialised):
+    """The database's schema is older than this code's: retryable, since the job passes once someone runs
+    ``blog-api migrate`` (before Lambda's retries run out)."""
+
+    def __init__(self, needed: int, found: int) -> None:
+        self.needed, self.found = needed, found
+        super().__init__(
+            f"this blog-api needs database schema version {needed} and found version {found}: run "
+            '`blog-api migrate` against the database (or invoke the function with {"kind": "init-db"})'
+        )
 
 
 class HookUrlRefused(Exception):
@@ -186,3 +211,18 @@ class StoreStepFailed(Exception):
     """A database statement of a sync failed for a reason a retry does not cure (a refused statement, a
     constraint). The message says in words which step of which chunk failed, that its transaction was
     rolled back, and what this sync committed before it (served)."""
+
+
+# What the sync's own dependencies raise while a file is read (the source, the database, the asset
+# store, the network): never that file's fault, so the articles' per-file boundary lets them through to
+# the sync, which retries or reports them. Anything else raised while a file is read is the file's.
+SYNC_FAILURES: tuple[type[Exception], ...] = (
+    Unavailable,
+    SourceUnavailable,
+    SourcePermanentError,
+    DatabaseUnavailable,
+    HttpError,
+    AssetStoreError,
+    LockTimeout,
+    StoreStepFailed,
+)

@@ -62,6 +62,7 @@ class Services:
         self._hook_parts = hook_parts  # built on first use
         self._hook_parts_built = False
         self._asset_store = asset_store  # function.assets.port.AssetStore, built on first use
+        self._schema_checked = False  # the database's schema version matched this code's once
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
@@ -138,11 +139,13 @@ class Services:
             return self._installation_lookup
 
     def worker(self, store: PeeweeStore) -> Worker:
+        """The worker for one job on ``store``, once the database's schema is known to be this code's."""
         from zoneinfo import ZoneInfo
 
         from function.assets.wiring import asset_sync
         from function.worker.sync import Worker, utc_now
 
+        self.require_current_schema(store)
         return Worker(
             store,
             self.source(),
@@ -155,6 +158,23 @@ class Services:
             first_push_pins=self.settings.source_dir is not None,
             render_processes=self.settings.render_processes,
         )
+
+    def require_current_schema(self, store: PeeweeStore) -> None:
+        """Refuse a job on a database whose schema version is not this code's: newer (SchemaTooNew,
+        permanent) or older (SchemaBehind, retryable: run ``blog-api migrate``). See
+        ``function.store.migrations.require_current_schema``.
+
+        One SELECT per process, on its first job: a match is remembered (a refusal is not, so the job
+        after ``migrate`` passes). That is safe because the version changes only through ``migrate``,
+        and ``migrate`` only moves it forward with steps that add (tables, columns, indexes, data): a
+        process that saw its own version keeps working on what a later step adds, and a deploy of new
+        code starts new processes, which check again."""
+        if self._schema_checked:
+            return
+        from function.store.migrations.job_check import require_current_schema
+
+        require_current_schema(store.db)
+        self._schema_checked = True
 
     def asset_store(self) -> AssetStore:
         """Where the repository's images are stored (``function.assets.wiring.asset_store``)."""

@@ -40,8 +40,24 @@ class Settings(RuntimeSettings):
         # Refused now, naming the setting, rather than as a 500 on every request (and Lambda retrying
         # a configuration error until the dead-letter queue). The store's parser knows the URL's rules.
         target = parse_database_url(self.database_url)
+        self._check_cloudinary()
         if self.lambda_mode:
             self._check_deployed(target)
+
+    def _check_cloudinary(self) -> None:
+        """The Cloudinary share images need all three settings; some without the others is a mistake
+        better reported now than as share images that silently fall back to the default."""
+        parts = {
+            variable("cloudinary_cloud_name"): self.cloudinary_cloud_name,
+            variable("cloudinary_ogp_public_id"): self.cloudinary_ogp_public_id,
+            variable("cloudinary_api_secret"): self.cloudinary_api_secret,
+        }
+        missing = [name for name, value in parts.items() if not value]
+        if missing and len(missing) < len(parts):
+            raise ConfigError(
+                f"{' and '.join(missing)} not set: the Cloudinary share images need "
+                f"{', '.join(parts)} together (or none of them)"
+            )
 
     def _check_deployed(self, target: DatabaseTarget) -> None:
         """What a deployed function refuses that a laptop may do: a guessable webhook secret (it signs
@@ -108,6 +124,7 @@ class Settings(RuntimeSettings):
             # A PEM's body lines are secret on their own too.
             values += [line for line in self.github_private_key.splitlines() if len(line) > 20]
         values += database_url_secrets(self.database_url)
+        values.append(self.cloudinary_api_secret or "")
         return [v for v in values if v]
 
     @classmethod

@@ -228,9 +228,49 @@ class StackConfig:
         "corsAllowedOrigins",
         optional,
         default=None,
-        doc="comma-separated origins (`https://blog.example.com`) whose pages may call the read routes; "
-        "empty: no CORS",
+        doc="comma-separated origins (`https://blog.example.com`) whose pages may call the read routes, or "
+        "`*` for any page; empty: no CORS",
         check=checks.cors_allowed_origins,
+    )
+    # The share image (ogpUrl) of an article without a thumbnail: a template, a signed Cloudinary card
+    # (its secret only as an SSM parameter), or one default image.
+    ogp_image_url_template: str | None = key(
+        "ogpImageUrlTemplate",
+        optional,
+        default=None,
+        doc="share image of an article without a thumbnail: a URL with `{title}`, `{slug}`, `{user}`; "
+        "empty: a Cloudinary card or the default image",
+        check=checks.ogp_image_url_template,
+    )
+    cloudinary_cloud_name: str | None = key(
+        "cloudinaryCloudName",
+        optional,
+        default=None,
+        doc="Cloudinary cloud that draws the title on `cloudinaryOgpPublicId` as the share image; empty: "
+        "none",
+        check=checks.cloudinary_name,
+    )
+    cloudinary_ogp_public_id: str | None = key(
+        "cloudinaryOgpPublicId",
+        optional,
+        default=None,
+        doc="public id of that base image",
+        check=checks.cloudinary_name,
+    )
+    cloudinary_api_secret_param: str | None = key(
+        "cloudinaryApiSecretParam",
+        optional,
+        default=None,
+        doc="SSM SecureString holding the Cloudinary API secret that signs the cards; the three "
+        "`cloudinary*` keys go together",
+        check=checks.cloudinary_api_secret_param,
+    )
+    ogp_default_image_url: str | None = key(
+        "ogpDefaultImageUrl",
+        optional,
+        default=None,
+        doc='share image when neither the template nor Cloudinary makes one; empty: `ogpUrl` is `""`',
+        check=checks.ogp_default_image_url,
     )
     webhook_secret_param: str = key(
         "webhookSecretParam",
@@ -306,7 +346,9 @@ class StackConfig:
     @property
     def parameter_names(self) -> tuple[str, ...]:
         """The SSM parameters the function reads, and the only ones its role may read."""
-        return (self.webhook_secret_param, self.github_app_private_key_param, self.database_url_param)
+        optional = (self.cloudinary_api_secret_param,)
+        required = (self.webhook_secret_param, self.github_app_private_key_param, self.database_url_param)
+        return required + tuple(name for name in optional if name)
 
     @property
     def creates_kms_key(self) -> bool:

@@ -16,9 +16,11 @@ from shared.setting import settings_of
 
 
 def parameter_variables(config: StackConfig, declarations: type[Any] = RuntimeSettings) -> dict[str, str]:
-    """``*_PARAM`` variable → SSM parameter name: the function reads its secrets from these."""
+    """``*_PARAM`` variable → SSM parameter name: the function reads its secrets from these. An
+    optional parameter whose key is empty (no Cloudinary) is left out, and so out of the role's policy."""
     params = [spec.param for spec in settings_of(declarations) if spec.param is not None]
-    return {param.env: config.value_of(param.stack_key) for param in params}
+    named = {param.env: config.value_of(param.stack_key) for param in params}
+    return {variable: name for variable, name in named.items() if name}
 
 
 def plain_variables(

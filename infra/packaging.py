@@ -1,5 +1,10 @@
 """The Lambda deployment zip: ``function/``, ``shared/`` and the locked runtime dependencies, precompiled.
 
+Of the checkout, only what git tracks goes in: the ``*.py`` files under ``function/`` and ``shared/`` and
+the data files ``DATA_FILES`` declares, never a dotfile or anything under a dot folder (``.env``), a test,
+a cache or the local-only parts (``LOCAL_ONLY_SOURCES``: the author's preview). A file left in the work
+tree, tracked or not, cannot ship by accident.
+
 Dependencies are exactly the runtime part of ``uv.lock`` (never the dev extra), exported with their
 hashes and installed by uv as wheels for Lambda's platform, whatever machine builds the zip. A lock that
 no longer matches ``pyproject.toml`` stops the build (``make lock`` refreshes it).
@@ -42,17 +47,27 @@ TASK_ROOT = "/var/task"
 # An explicit interpreter for the bytecode, when none of the usual places has the runtime's version.
 BUILD_PYTHON_ENV = "BLOG_API_BUILD_PYTHON"
 # Bump to invalidate every cached zip when the layout below changes.
-FORMAT_VERSION = "2"
+FORMAT_VERSION = "4"
 # The earliest time a zip entry can carry; any fixed value makes the bytes reproducible.
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 # Lambda's limits for a zip uploaded directly, and for its unpacked size.
 MAX_ZIPPED_BYTES = 50 * 1024 * 1024
 MAX_UNZIPPED_BYTES = 250 * 1024 * 1024
 
-# Dropped from the sources before compiling; the package's own __pycache__ is written fresh.
-_SOURCE_EXCLUDED_DIRS = frozenset({"__pycache__", "tests", ".pytest_cache", ".mypy_cache"})
+# Files of the project's packages that are not Python but are read at run time, by their path in the
+# checkout (they must be tracked by git too). A new one is declared here.
+DATA_FILES: frozenset[str] = frozenset(
+    {
+        # GET /static/content.css: the hand-written part of the stylesheet (function.api.content_css).
+        "function/api/content.css",
+    }
+)
+# Parts of the project that never run on Lambda: the author's local preview (blog-api preview), whose
+# folder watcher is an optional dependency the package does not carry.
+LOCAL_ONLY_SOURCES = ("function/preview/",)
+# Never shipped from the sources, tracked or not; the package's own __pycache__ is written fresh.
+_SOURCE_EXCLUDED_DIRS = frozenset({"__pycache__", "tests"})
 _EXCLUDED_DIRS = frozenset({"tests", ".pytest_cache", ".mypy_cache"})
-_SOURCE_EXCLUDED_SUFFIXES = (".pyc", ".pyo")
 # Top-level entries of the install target that Lambda never uses. ``bin/`` holds console scripts whose
 # shebang is the build machine's interpreter; they would make the zip differ between machines.
 _EXCLUDED_TOP_LEVEL = frozenset({"bin"})
@@ -139,11 +154,34 @@ def find_interpreter(python_version: str) -> Interpreter:
 
 
 def source_entries(root: Path) -> list[tuple[str, Path]]:
-    """``(name in the zip, file)`` for every file of the project's own packages, caches and tests left out."""
+    """``(name in the zip, file)`` for the project's own files: the Python files (and ``DATA_FILES``) git
+    tracks under ``SOURCE_PACKAGES``, present in the work tree, no dotfile, test or cache among them."""
     entries: list[tuple[str, Path]] = []
-    for package in SOURCE_PACKAGES:
-        entries.extend(_tree_entries(root / package, f"{package}/", _SOURCE_EXCLUDED_DIRS, True))
-    return entries
+    for name in tracked_files(root, SOURCE_PACKAGES):
+        parts = name.split("/")
+        if any(part.startswith(".") for part in parts) or _SOURCE_EXCLUDED_DIRS.intersection(parts[:-1]):
+            continue
+        if not (name.endswith(".py") or name in DATA_FILES) or name.startswith(LOCAL_ONLY_SOURCES):
+            continue
+        path = root / name
+        if path.is_file() and not path.is_symlink():
+            entries.append((name, path))
+    return sorted(entries)
+
+
+def tracked_files(root: Path, folders: Sequence[str]) -> list[str]:
+    """The paths (relative to ``root``, with ``/``) git tracks under ``folders`` of the checkout ``root``."""
+    command = ["git", "-C", str(root), "ls-files", "-z", "--cached", "--", *folders]
+    try:
+        result = subprocess.run(command, capture_output=True, check=False)
+    except OSError as exc:
+        raise PackagingError(f"git is needed to list the files to package: {exc}") from None
+    if result.returncode != 0:
+        raise PackagingError(
+            f"{root} is not a git checkout: the package holds only the files git tracks "
+            f"({result.stderr.decode(errors='replace').strip()})"
+        )
+    return sorted(set(filter(None, result.stdout.decode("utf-8", "surrogateescape").split("\0"))))
 
 
 def input_digest(root: Path, requirements: str, python_version: str, interpreter_version: str = "") -> str:
@@ -268,7 +306,7 @@ def _package_entries(target: Path) -> list[tuple[str, Path]]:
         if child.name in _EXCLUDED_TOP_LEVEL or child.name in _EXCLUDED_DIRS:
             continue
         if child.is_dir():
-            entries.extend(_tree_entries(child, f"{child.name}/", _EXCLUDED_DIRS, False))
+            entries.extend(_tree_entries(child, f"{child.name}/", _EXCLUDED_DIRS))
         else:
             entries.append((child.name, child))
     # RECORD lists the console scripts left out above, with hashes of their machine-specific shebangs;
@@ -281,17 +319,13 @@ def _is_record(name: str) -> bool:
     return leaf == "RECORD" and parent.endswith(".dist-info") and "/" not in parent
 
 
-def _tree_entries(
-    directory: Path, prefix: str, excluded_dirs: frozenset[str], drop_bytecode: bool
-) -> list[tuple[str, Path]]:
+def _tree_entries(directory: Path, prefix: str, excluded_dirs: frozenset[str]) -> list[tuple[str, Path]]:
     entries: list[tuple[str, Path]] = []
     for current, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if d not in excluded_dirs)
         base = Path(current)
         relative = base.relative_to(directory).as_posix()
         for file_name in sorted(files):
-            if drop_bytecode and file_name.endswith(_SOURCE_EXCLUDED_SUFFIXES):
-                continue
             name = file_name if relative == "." else f"{relative}/{file_name}"
             entries.append((prefix + name, base / file_name))
     return entries

@@ -192,11 +192,45 @@ def site_url(value: str | None, k: KeyCheck) -> None:
 
 
 def cors_allowed_origins(value: str | None, k: KeyCheck) -> None:
-    """corsAllowedOrigins: what the function's ``CORS_ALLOWED_ORIGINS`` accepts, without example hosts."""
+    """corsAllowedOrigins: what the function's ``CORS_ALLOWED_ORIGINS`` accepts (``*``, or origins
+    without example hosts)."""
     if value is None or not _as_runtime_setting("cors_allowed_origins", value, k, "https://blog.example.com"):
+        return
+    if value.strip() == "*":
         return
     for origin in value.split(","):
         url(origin.strip(), k, ("https", "http"), "https://blog.example.com")
+
+
+def ogp_image_url_template(value: str | None, k: KeyCheck) -> None:
+    """ogpImageUrlTemplate: what ``OGP_IMAGE_URL_TEMPLATE`` accepts, on a real host."""
+    example = "https://<your card service>/og?title={title}"
+    if value is not None and _as_runtime_setting("ogp_image_url_template", value, k, example):
+        url(value.replace("{", "").replace("}", ""), k, ("https", "http"), example)
+
+
+def ogp_default_image_url(value: str | None, k: KeyCheck) -> None:
+    """ogpDefaultImageUrl: an http(s) URL on a real host."""
+    example = "https://<your blog>/og.png"
+    if value is not None and _as_runtime_setting("ogp_default_image_url", value, k, example):
+        url(value, k, ("https", "http"), example)
+
+
+def cloudinary_name(value: str | None, k: KeyCheck) -> None:
+    if value is not None:
+        _as_runtime_setting("cloudinary_cloud_name", value, k, "<cloud name>")
+
+
+def cloudinary_api_secret_param(value: str | None, k: KeyCheck) -> None:
+    """cloudinaryApiSecretParam: a parameter name; the three Cloudinary keys are set together."""
+    if value is not None:
+        parameter_name(value, k)
+    cloud, public_id = k.text_of("cloudinaryCloudName"), k.text_of("cloudinaryOgpPublicId")
+    k.check(
+        bool(cloud) == bool(public_id) == (value is not None),
+        "goes with cloudinaryCloudName and cloudinaryOgpPublicId: set the three, or none",
+        "/<prefix>/blog-api/cloudinary-api-secret",
+    )
 
 
 def _as_runtime_setting(attribute: str, value: str, k: KeyCheck, example: str) -> bool:

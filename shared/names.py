@@ -10,6 +10,12 @@ PROJECT = "blog-api"
 
 # Routes
 WEBHOOK_ROUTE = "/webhooks/github"
+# Words after /users/<name>/articles/ that name a route, not an article: the route wins, so an article
+# whose slug is one of them is not served at its own address (Zenn's slugs are 12 to 50 characters, so
+# none of Zenn's can be one).
+FACETS_ROUTE = "tag-facets"
+SEARCH_ROUTE = "search"
+RESERVED_ARTICLE_SLUGS = frozenset({FACETS_ROUTE, SEARCH_ROUTE})
 
 # The settings (environment variables, their defaults and checks) are declared in
 # shared/runtime_settings.py: ``variable("log_level")`` is "LOG_LEVEL".

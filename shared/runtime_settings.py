@@ -12,6 +12,7 @@ made by ``function.settings``, which can import it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from ipaddress import ip_address
 from typing import Any
@@ -93,11 +94,46 @@ def _absolute_path(value: str) -> str | None:
     return None if value.startswith("/") else "must start with '/'"
 
 
+# CORS_ALLOWED_ORIGINS=*: any page may read the public read routes (never with credentials).
+ANY_ORIGIN = "*"
+
+
 def _origins(value: tuple[str, ...]) -> str | None:
+    if ANY_ORIGIN in value:
+        return None if value == (ANY_ORIGIN,) else "is either '*' alone or a list of origins, not both"
     for origin in value:
-        if origin == "*" or "://" not in origin or origin.endswith("/"):
-            return f"lists origins like 'https://blog.example.com' (no '*', no trailing '/'); got {origin!r}"
+        if "://" not in origin or origin.endswith("/"):
+            return (
+                f"lists origins like 'https://blog.example.com' (no trailing '/'), or is '*'; got {origin!r}"
+            )
     return None
+
+
+OGP_TEMPLATE_FIELDS = ("title", "slug", "user")
+
+
+def ogp_template_problem(template: str) -> str | None:
+    """Why ``template`` cannot make share-image URLs, or None: an http(s) URL whose only ``{fields}`` are
+    ``{title}``, ``{slug}`` and ``{user}`` (a literal brace is written twice, ``{{``)."""
+    from string import Formatter
+
+    if not template.lower().startswith(("https://", "http://")):
+        return "must be an http(s) URL"
+    try:
+        parts = list(Formatter().parse(template))
+    except ValueError:
+        return "has an unmatched brace (write a literal one twice: '{{')"
+    for _, name, spec, conversion in parts:
+        if name is not None and (name not in OGP_TEMPLATE_FIELDS or spec or conversion):
+            return f"may hold only {{title}}, {{slug}} and {{user}}, not {{{name}}}"
+    return None
+
+
+def _cloudinary_name(value: str) -> str | None:
+    # Cloud names and public ids go into a URL path: anything else than these characters is a mistake.
+    if re.fullmatch(r"[A-Za-z0-9_.\-/]+", value):
+        return None
+    return "may hold only letters, digits and _ . - /"
 
 
 def _http_url(value: str) -> str | None:
@@ -383,8 +419,8 @@ class RuntimeSettings:
     # Browser origins that may call the read routes (exact "scheme://host[:port]"); empty: no CORS.
     cors_allowed_origins: tuple[str, ...] = setting(
         env="CORS_ALLOWED_ORIGINS",
-        doc="comma-separated origins (`https://blog.example.com`, no `*`, no trailing `/`) that may call the "
-        "read routes from a browser",
+        doc="comma-separated origins (`https://blog.example.com`, no trailing `/`) that may call the read "
+        "routes from a browser, or `*` for any page (a public read API: no credentials are ever allowed)",
         parse=split_list,
         default=(),
         check=_origins,
@@ -402,6 +438,57 @@ class RuntimeSettings:
         check=_http_url,
         default_doc="— (feed and sitemap answer 404 naming it)",
         stack_key="siteUrl",
+    )
+    # The share image (ogpUrl) of an article without a thumbnail: a template, else a Cloudinary card,
+    # else one image for the whole site (function.ogp).
+    ogp_image_url_template: str | None = setting(
+        env="OGP_IMAGE_URL_TEMPLATE",
+        doc="share image (`ogpUrl`) of an article without a thumbnail: a URL with `{title}`, `{slug}` and "
+        "`{user}`, each URL-encoded into it (`https://og.example.com/card?title={title}`)",
+        parse=_text,
+        default=None,
+        check=ogp_template_problem,
+        strip=True,
+        default_doc="— (Cloudinary, below, or the default image)",
+        stack_key="ogpImageUrlTemplate",
+    )
+    cloudinary_cloud_name: str | None = setting(
+        env="CLOUDINARY_CLOUD_NAME",
+        doc="Cloudinary cloud that draws the title on a base image as the share image, in signed URLs, "
+        "when no template is set; with the two settings below",
+        parse=_text,
+        default=None,
+        check=_cloudinary_name,
+        strip=True,
+        stack_key="cloudinaryCloudName",
+    )
+    cloudinary_ogp_public_id: str | None = setting(
+        env="CLOUDINARY_OGP_PUBLIC_ID",
+        doc="public id of that base image (`blog/og-base`)",
+        parse=_text,
+        default=None,
+        check=_cloudinary_name,
+        strip=True,
+        stack_key="cloudinaryOgpPublicId",
+    )
+    cloudinary_api_secret: str | None = setting(
+        env="CLOUDINARY_API_SECRET",
+        doc="the Cloudinary API secret that signs those URLs / its SSM name",
+        parse=_text,
+        default=None,
+        strip=True,
+        param=Param("CLOUDINARY_API_SECRET_PARAM", stack_key="cloudinaryApiSecretParam"),
+        secret=True,
+    )
+    ogp_default_image_url: str | None = setting(
+        env="OGP_DEFAULT_IMAGE_URL",
+        doc="share image of an article without a thumbnail when neither the template nor Cloudinary is "
+        'set; unset too, `ogpUrl` is `""`',
+        parse=_text,
+        default=None,
+        check=_http_url,
+        strip=True,
+        stack_key="ogpDefaultImageUrl",
     )
     read_cache_control: str = setting(
         env="READ_CACHE_CONTROL",

@@ -276,3 +276,65 @@ def test_the_images_settings_default_to_a_local_folder_served_by_the_app() -> No
 def test_a_malformed_images_setting_refuses_the_start_naming_it(variable: str, value: str) -> None:
     with pytest.raises(ConfigError, match=variable):
         Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", variable: value}, lambda wanted: {})
+
+
+CLOUDINARY_ENV = {
+    "CLOUDINARY_CLOUD_NAME": "blog-cloud",
+    "CLOUDINARY_OGP_PUBLIC_ID": "og/base",
+    "CLOUDINARY_API_SECRET": "cloudinary-secret-value",
+}
+
+
+def test_the_share_image_settings_are_read() -> None:
+    settings = Settings.from_env(
+        {
+            "GITHUB_WEBHOOK_SECRET": "s",
+            "OGP_IMAGE_URL_TEMPLATE": "https://og.example/card?title={title}&by={user}&s={slug}",
+            "OGP_DEFAULT_IMAGE_URL": "https://blog.example/og.png",
+            **CLOUDINARY_ENV,
+        }
+    )
+    assert settings.ogp_image_url_template == "https://og.example/card?title={title}&by={user}&s={slug}"
+    assert settings.ogp_default_image_url == "https://blog.example/og.png"
+    assert (settings.cloudinary_cloud_name, settings.cloudinary_ogp_public_id) == ("blog-cloud", "og/base")
+    assert "cloudinary-secret-value" not in repr(settings)
+    assert "cloudinary-secret-value" in settings.secrets()
+
+
+def test_the_cloudinary_secret_may_come_from_its_ssm_name() -> None:
+    env = {**CLOUDINARY_ENV, "GITHUB_WEBHOOK_SECRET": "s", "CLOUDINARY_API_SECRET_PARAM": "/blog/cloudinary"}
+    del env["CLOUDINARY_API_SECRET"]
+    settings = Settings.from_env(env, lambda wanted: {"/blog/cloudinary": "from-ssm"})
+    assert settings.cloudinary_api_secret == "from-ssm"
+
+
+@pytest.mark.parametrize("left_out", sorted(CLOUDINARY_ENV))
+def test_the_cloudinary_settings_go_together(left_out: str) -> None:
+    env = {k: v for k, v in CLOUDINARY_ENV.items() if k != left_out}
+    with pytest.raises(ConfigError, match=f"^{left_out}") as refused:
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", **env})
+    assert "cloudinary-secret-value" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("OGP_IMAGE_URL_TEMPLATE", "og.example/{title}", "http(s) URL"),
+        ("OGP_IMAGE_URL_TEMPLATE", "https://og.example/{name}", "only {title}, {slug} and {user}"),
+        ("OGP_IMAGE_URL_TEMPLATE", "https://og.example/{title!r}", "only {title}"),
+        ("OGP_IMAGE_URL_TEMPLATE", "https://og.example/{title", "unmatched brace"),
+        ("OGP_DEFAULT_IMAGE_URL", "og.png", "https://"),
+        ("CLOUDINARY_CLOUD_NAME", "blog cloud", "letters, digits"),
+        ("CORS_ALLOWED_ORIGINS", "*,https://blog.example.com", "'*' alone"),
+        ("CORS_ALLOWED_ORIGINS", "https://blog.example.com/", "no trailing '/'"),
+    ],
+)
+def test_a_malformed_share_image_or_cors_setting_is_named(variable: str, value: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{variable}") as refused:
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", variable: value})
+    assert says in str(refused.value)
+
+
+def test_any_origin_may_be_allowed_alone() -> None:
+    settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "CORS_ALLOWED_ORIGINS": " * "})
+    assert settings.cors_allowed_origins == ("*",)

@@ -1,4 +1,6 @@
 """CORS for the read routes only: a listed ``Origin`` is echoed back; any other gets no CORS headers.
+With ``CORS_ALLOWED_ORIGINS=*`` (a public read API) every origin is allowed with ``*``, which browsers
+never combine with credentials (and ``Access-Control-Allow-Credentials`` is never sent).
 
 The webhook and ``/events`` routes never call this, so a browser can never be allowed to post to them.
 """
@@ -13,7 +15,14 @@ _METHODS = "GET, HEAD, OPTIONS"
 _PREFLIGHT_MAX_AGE = "600"
 
 
+ANY_ORIGIN = "*"
+
+
 def listed_origin(request: Request, allowed: Collection[str]) -> str | None:
+    """What ``Access-Control-Allow-Origin`` says to this request: ``*`` when any origin is allowed, the
+    request's own ``Origin`` when it is listed, else None (no CORS)."""
+    if ANY_ORIGIN in allowed:
+        return ANY_ORIGIN
     origin = request.headers.get("Origin")
     return origin if origin is not None and origin in allowed else None
 
@@ -21,8 +30,9 @@ def listed_origin(request: Request, allowed: Collection[str]) -> str | None:
 def add_headers(response: Response, request: Request, allowed: Collection[str]) -> None:
     if not allowed:
         return
-    # The answer differs by Origin, so a shared cache must key on it, whoever asked this time.
-    response.vary.add("Origin")
+    if ANY_ORIGIN not in allowed:
+        # The answer differs by Origin, so a shared cache must key on it, whoever asked this time.
+        response.vary.add("Origin")
     origin = listed_origin(request, allowed)
     if origin is not None:
         response.headers["Access-Control-Allow-Origin"] = origin
@@ -33,7 +43,11 @@ def add_headers(response: Response, request: Request, allowed: Collection[str]) 
 def preflight(request: Request, allowed: Collection[str]) -> Response | None:
     """The 204 answer to a preflight from a listed origin; None when this is not one."""
     origin = listed_origin(request, allowed)
-    if origin is None or "Access-Control-Request-Method" not in request.headers:
+    if (
+        origin is None
+        or "Origin" not in request.headers
+        or "Access-Control-Request-Method" not in request.headers
+    ):
         return None
     response = Response(status=204)
     response.headers["Access-Control-Allow-Origin"] = origin

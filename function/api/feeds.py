@@ -18,6 +18,7 @@ ARTICLE_PATH = "/articles/{slug}"
 BOOK_PATH = "/books/{slug}"
 ATOM_NS = "http://www.w3.org/2005/Atom"
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+MEDIA_NS = "http://search.yahoo.com/mrss/"
 FEED_SIZE = 20
 
 
@@ -25,10 +26,21 @@ def article_url(site_url: str, slug: str) -> str:
     return site_url.rstrip("/") + ARTICLE_PATH.format(slug=quote(slug, safe=""))
 
 
-def atom_feed(user: str, articles: Sequence[ArticleView], *, site_url: str, self_url: str) -> bytes:
+def atom_feed(
+    user: str,
+    articles: Sequence[ArticleView],
+    *,
+    site_url: str,
+    self_url: str,
+    images: Sequence[str] = (),
+) -> bytes:
     """The feed of ``articles`` (newest first). Its ``updated`` is the newest change among them, so
-    the document (and its ETag) depends on the articles only, never on the time of the request."""
+    the document (and its ETag) depends on the articles only, never on the time of the request.
+    ``images``: each article's share image (``ogpUrl``, "" for none), as Media RSS ``media:thumbnail``,
+    which feed readers show beside the entry."""
     feed = ET.Element("feed", xmlns=ATOM_NS)
+    if any(images):
+        feed.set("xmlns:media", MEDIA_NS)
     _text(feed, "id", self_url)
     _text(feed, "title", user)
     times = [max(a.updated_at, a.published_at or a.updated_at) for a in articles]
@@ -37,7 +49,7 @@ def atom_feed(user: str, articles: Sequence[ArticleView], *, site_url: str, self
     ET.SubElement(feed, "link", rel="alternate", type="text/html", href=site_url.rstrip("/") + "/")
     author = ET.SubElement(feed, "author")
     _text(author, "name", user)
-    for article in articles:
+    for index, article in enumerate(articles):
         url = article_url(site_url, article.slug)
         entry = ET.SubElement(feed, "entry")
         _text(entry, "id", url)
@@ -50,6 +62,9 @@ def atom_feed(user: str, articles: Sequence[ArticleView], *, site_url: str, self
             ET.SubElement(entry, "category", term=_xml_text(tag))
         if article.description:
             _text(entry, "summary", article.description)
+        image = images[index] if index < len(images) else ""
+        if image:
+            ET.SubElement(entry, "media:thumbnail", url=_xml_text(image))
         content = _text(entry, "content", article.content_html)
         content.set("type", "html")
     return _document(feed)

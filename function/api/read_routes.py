@@ -6,20 +6,28 @@ and ``/events`` blueprints have no such hook, so they never answer CORS.
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from flask import Blueprint, Response, current_app, g, request
 from werkzeug.exceptions import MethodNotAllowed
 
 from function.api import cors, feeds, http_cache
 from function.api.cursor import CursorCodec
+from function.api.facets import facet_counts, tag_counts
+from function.api.paging import PageNumber, page_number
 from function.api.serialise import article_json, summary_json
+from function.api.tag_params import tag_filter
 from function.errors import BadRequest, NotFound
+from function.ogp.images import OgpImages, ogp_images
 from function.store.records import ArticleView
 from function.web import services
+from shared.names import FACETS_ROUTE
 from shared.runtime_settings import variable
+
+if TYPE_CHECKING:
+    from function.store.tag_filter import TagFilter
 
 blueprint = Blueprint("articles", __name__)
 
@@ -86,6 +94,27 @@ def _cursor_codec() -> CursorCodec:
     return codec
 
 
+def _ogp() -> OgpImages:
+    """The share images as the settings configure them, made once per app."""
+    images = current_app.extensions.get("blog_api_ogp_images")
+    if images is None:
+        images = current_app.extensions.setdefault("blog_api_ogp_images", ogp_images(services().settings))
+    assert isinstance(images, OgpImages)
+    return images
+
+
+def _ogp_url(user: str, article: ArticleView) -> str:
+    return _ogp().url(user=user, slug=article.slug, title=article.title, thumbnail=article.thumbnail)
+
+
+def _filters() -> tuple[str | None, str | None, TagFilter | None]:
+    """``type``, ``tag`` (the one-tag form) and the ``tags``/``mode`` filter of the request."""
+    kind, tag = _param("type"), _param("tag")
+    if tag is not None:
+        tag = tag.strip("/")
+    return kind, tag, tag_filter(request.args)
+
+
 def _changed(articles: list[ArticleView]) -> datetime | None:
     """The newest change among ``articles``, for Last-Modified (a scheduled article's change is its
     publication time)."""
@@ -95,20 +124,57 @@ def _changed(articles: list[ArticleView]) -> datetime | None:
 
 @blueprint.route("/users/<name>/articles", methods=_READ_METHODS)
 def list_articles(name: str) -> tuple[dict[str, Any], int]:
-    kind, tag, limit = _param("type"), _param("tag"), _limit()
-    if tag is not None:
-        tag = tag.strip("/")
-    filters = (kind.lower() if kind else None, tag.lower() if tag else None)
+    numbered = page_number(request.args)
+    kind, tag, tags = _filters()
+    if numbered is not None:
+        return _numbered_list(name, numbered, kind, tag, tags)
+    limit = _limit()
+    filters: tuple[str | None, ...] = (kind.lower() if kind else None, tag.lower() if tag else None)
+    if tags is not None:
+        filters += (tags.key(),)  # only then: a cursor made without ``tags`` stays valid
     codec = _cursor_codec()
     cursor = request.args.get("cursor") or None
     after = codec.decode(cursor, user=name, filters=filters) if cursor else None
     with services().store() as store:
-        page = store.published_page(name, limit=limit, after=after, type=kind, tag=tag)
+        page = store.published_page(name, limit=limit, after=after, type=kind, tag=tag, tags=tags)
     if page is None:
         raise NotFound(f"no user named {name!r}")
     g.last_modified = _changed(page.articles)
     next_cursor = codec.encode(page.next_key, user=name, filters=filters) if page.next_key else None
-    return {"articles": [summary_json(a) for a in page.articles], "nextCursor": next_cursor}, 200
+    summaries = [summary_json(a, ogp_url=_ogp_url(name, a)) for a in page.articles]
+    return {"articles": summaries, "nextCursor": next_cursor}, 200
+
+
+def _numbered_list(
+    name: str, numbered: PageNumber, kind: str | None, tag: str | None, tags: TagFilter | None
+) -> tuple[dict[str, Any], int]:
+    """The list by page number, with the totals a numbered pager needs."""
+    with services().store() as store:
+        page = store.reads.numbered_page(
+            name, page=numbered.page, per_page=numbered.per_page, type=kind, tag=tag, tags=tags
+        )
+    if page is None:
+        raise NotFound(f"no user named {name!r}")
+    g.last_modified = _changed(page.articles)
+    return {
+        "articles": [summary_json(a, ogp_url=_ogp_url(name, a)) for a in page.articles],
+        "totalCount": page.total,
+        "page": numbered.page,
+        "perPage": numbered.per_page,
+        "totalPages": numbered.total_pages(page.total),
+    }, 200
+
+
+# A fixed word after /articles/: Flask tries fixed path segments before variable ones, so this route
+# wins over an article whose slug is the same word (a Zenn slug is at least 12 characters long).
+@blueprint.route(f"/users/<name>/articles/{FACETS_ROUTE}", methods=_READ_METHODS)
+def tag_facets(name: str) -> tuple[dict[str, Any], int]:
+    kind, tag, tags = _filters()
+    with services().store() as store:
+        sets = store.reads.tag_facets(name, type=kind, tag=tag, tags=tags)
+    if sets is None:
+        raise NotFound(f"no user named {name!r}")
+    return {"facets": facet_counts(sets)}, 200
 
 
 @blueprint.route("/users/<name>/articles/<slug>", methods=_READ_METHODS)
@@ -118,7 +184,7 @@ def get_article(name: str, slug: str) -> tuple[dict[str, Any], int]:
     if article is None:
         raise NotFound(f"no published article {slug!r} for {name!r}")
     g.last_modified = _changed([article])
-    return article_json(article), 200
+    return article_json(article, ogp_url=_ogp_url(name, article)), 200
 
 
 @blueprint.route("/users/<name>/tags", methods=_READ_METHODS)
@@ -130,27 +196,25 @@ def list_tags(name: str) -> tuple[dict[str, Any], int]:
     return {"tags": tag_counts(pairs)}, 200
 
 
-def tag_counts(pairs: list[tuple[int, str]]) -> list[dict[str, Any]]:
-    """``[{"path", "count"}]`` by path: a path counts the articles tagged with it or below it, each
-    article once (``tech`` counts an article tagged ``tech/aws`` and ``tech/gcp`` once)."""
-    below: dict[str, set[int]] = {}
-    for article_id, path in pairs:
-        parts = path.strip("/").split("/")
-        for depth in range(1, len(parts) + 1):
-            below.setdefault("/".join(parts[:depth]), set()).add(article_id)
-    counts = Counter({path: len(ids) for path, ids in below.items()})
-    return [{"path": path, "count": counts[path]} for path in sorted(counts)]
-
-
 @blueprint.route("/users/<name>/feed.xml", methods=_READ_METHODS)
 def feed(name: str) -> Response:
+    tags = tag_filter(request.args)
     with services().store() as store:
-        articles = store.published_articles(name, limit=feeds.FEED_SIZE)
+        articles = store.published_articles(name, limit=feeds.FEED_SIZE, tags=tags)
     if articles is None:
         raise NotFound(f"no user named {name!r}")
     g.last_modified = _changed(articles)
     site_url = _site_url("feed")
-    body = feeds.atom_feed(name, articles, site_url=site_url, self_url=site_url + request.path)
+    # A filtered feed is another feed: its id and self link name the filter (as normalised, never the
+    # query string as the client wrote it).
+    query = "?" + urlencode({"tags": ",".join(tags.paths), "mode": tags.mode}) if tags else ""
+    body = feeds.atom_feed(
+        name,
+        articles,
+        site_url=site_url,
+        self_url=site_url + request.path + query,
+        images=[_ogp_url(name, a) for a in articles],
+    )
     return Response(body, 200, content_type="application/atom+xml; charset=utf-8")
 
 

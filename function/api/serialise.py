@@ -17,8 +17,9 @@ def iso_utc(value: datetime | None) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def article_json(view: ArticleView) -> dict[str, Any]:
-    """An ``Article``: the article as the front end reads it."""
+def article_json(view: ArticleView, *, ogp_url: str = "") -> dict[str, Any]:
+    """An ``Article``: the article as the front end reads it. ``ogp_url``: its share image
+    (``function.ogp``); ``description`` is always a string, ``""`` when the article has none."""
     return {
         "articleId": str(view.id),
         "title": view.title,
@@ -26,9 +27,10 @@ def article_json(view: ArticleView) -> dict[str, Any]:
         "content": view.content,
         "contentHtml": view.content_html,
         "toc": list(view.toc),
-        "description": view.description,
+        "description": view.description or "",
         "type": view.type,
         "thumbnail": view.thumbnail,
+        "ogpUrl": ogp_url,
         "emoji": view.emoji,
         "tags": list(view.tags),
         "publishedAt": iso_utc(view.published_at),
@@ -41,7 +43,8 @@ def article_json(view: ArticleView) -> dict[str, Any]:
 SUMMARY_OMITS = frozenset({"content", "contentHtml", "toc"})
 
 
-def summary_json(view: ArticleView) -> dict[str, Any]:
+def summary_json(view: ArticleView, *, ogp_url: str = "") -> dict[str, Any]:
     """A ``Summary``: the ``Article`` without ``content``, ``contentHtml`` and ``toc``. Derived from
     ``article_json`` so that a field added to the Article appears in the summary too."""
-    return {key: value for key, value in article_json(view).items() if key not in SUMMARY_OMITS}
+    whole = article_json(view, ogp_url=ogp_url)
+    return {key: value for key, value in whole.items() if key not in SUMMARY_OMITS}

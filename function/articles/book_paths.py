@@ -26,7 +26,8 @@ COVER_NAMES = tuple(f"cover{ext}" for ext in (".png", ".jpg", ".jpeg", ".webp", 
 _BOOK_SLUG_RE = re.compile(r"[0-9a-z_-]{12,50}")
 # Listed chapters may keep a number in front (``1.intro``), as Zenn allows.
 _CHAPTER_SLUG_RE = re.compile(r"[0-9a-z_-]{1,50}|[0-9]+\.[0-9a-z_-]{1,50}")
-_NUMBERED_RE = re.compile(r"([0-9]+)\.([^.]*)")
+# At most 9 digits: a number any chapter list could need, and one int() reads in no time.
+_NUMBERED_RE = re.compile(r"([0-9]{1,9})\.([^.]*)")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ Decisions where Zenn leaves room (its CLI's readers and validators are the refer
 * A chapter file is Markdown with front matter like an article: ``title`` is required; ``free`` is
   Zenn's paywall flag and ignored. The body is rendered by the article renderer.
 * ``position`` is the chapter's place in the book, counted from 1.
+* As for articles: ``config.yaml`` is at most 64 KiB of YAML and may use no alias; characters XML 1.0
+  forbids are removed with a warning from every text and field; whatever goes wrong while a config or
+  a chapter is read is an ``ArticleParseError`` in words, within the file's CPU budget (``one_file``).
 """
 
 from __future__ import annotations
@@ -29,12 +32,20 @@ import yaml
 
 from function.articles import front_matter
 from function.articles.book_paths import BookPath, chapter_slug_error, numbered_chapter
+from function.articles.front_matter import shown
 from function.articles.front_matter_fields import kind_of, tags_of, text_field
-from function.articles.front_matter_yaml import FASTEST_LOADER, load_yaml, split_front_matter
+from function.articles.front_matter_yaml import (
+    FASTEST_LOADER,
+    MAX_FRONT_MATTER_CHARS,
+    load_yaml,
+    one_line,
+    split_front_matter,
+)
 from function.articles.images import ImageResolver
-from function.articles.parse import _decode, _normalise_body, _render
+from function.articles.one_file import reading_one_file
+from function.articles.parse import _normalise_body, _render, read_text
 from function.articles.toc import TocEntry
-from function.errors import ArticleParseError
+from function.errors import ArticleParseError, RenderLimitError
 
 MAX_BOOK_TITLE_CHARS = 70  # Zenn's own limit
 MAX_SUMMARY_CHARS = 5000
@@ -109,32 +120,41 @@ class ParsedChapter:
 
 def parse_book_config(content: bytes) -> BookConfig:
     """Read one ``config.yaml``; ``ArticleParseError`` names what is wrong (not the path)."""
-    text = _decode(content)
+    with reading_one_file("book config"):
+        return _parse_book_config(content)
+
+
+def _parse_book_config(content: bytes) -> BookConfig:
+    warnings: list[str] = []
+    text = read_text(content, warnings)
+    if len(text) > MAX_FRONT_MATTER_CHARS:
+        raise ArticleParseError(
+            f"config is {len(text)} characters; at most {MAX_FRONT_MATTER_CHARS} are allowed"
+        )
     try:
-        meta = load_yaml(text, FASTEST_LOADER)
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as exc:
-        raise ArticleParseError(f"config is not valid YAML: {' '.join(str(exc).split())[:300]}") from None
+        meta = load_yaml(text, FASTEST_LOADER, "config")
+    except RenderLimitError:
+        raise  # the file's CPU budget ran out: said by the file's boundary
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:
+        raise ArticleParseError(f"config is not valid YAML: {one_line(exc)}") from None
     if not isinstance(meta, dict):
         raise ArticleParseError(f"config must be a mapping of keys to values, not {kind_of(meta)}")
-    title = text_field(meta, "title", MAX_BOOK_TITLE_CHARS, multiline=False)
+    title = text_field(
+        meta, "title", MAX_BOOK_TITLE_CHARS, multiline=False, warnings=warnings, where="config"
+    )
     if title is None:
         raise ArticleParseError("config: 'title' is required and must not be empty")
-    summary = meta.get("summary")
-    if summary is not None and not isinstance(summary, str):
-        raise ArticleParseError(f"config: 'summary' must be a string, not {kind_of(summary)}")
-    summary = (summary or "").strip()
-    if len(summary) > MAX_SUMMARY_CHARS:
-        raise ArticleParseError(f"config: 'summary' is longer than {MAX_SUMMARY_CHARS} characters")
-    warnings = tuple(
-        f"unknown config key {str(key)!r} (ignored)" for key in meta if key not in KNOWN_CONFIG_KEYS
+    summary = text_field(
+        meta, "summary", MAX_SUMMARY_CHARS, multiline=True, warnings=warnings, where="config"
     )
+    tags = tags_of({key: meta[key] for key in ("topics", "tags") if key in meta}, warnings)
     return BookConfig(
         title=title,
-        summary=summary,
-        tags=tags_of({key: meta[key] for key in ("topics", "tags") if key in meta}),
+        summary=summary or "",
+        tags=tags,
         publish=front_matter.publish_flag(meta),
         chapter_slugs=_chapter_list(meta.get("chapters")),
-        warnings=warnings,
+        warnings=front_matter.unknown_key_warnings(meta, KNOWN_CONFIG_KEYS, "config") + tuple(warnings),
     )
 
 
@@ -145,15 +165,15 @@ def _chapter_list(value: Any) -> tuple[str, ...] | None:
         raise ArticleParseError(
             "config: 'chapters' must be a list of chapter slugs as strings (quote numbers: - '1234')"
         )
+    if len(value) > MAX_CHAPTERS:
+        raise ArticleParseError(f"config: {len(value)} chapters; at most {MAX_CHAPTERS} are allowed")
     for slug in value:
         if slug.endswith(".md"):
-            raise ArticleParseError(f"config: 'chapters' lists {slug!r}: write the slug without '.md'")
+            raise ArticleParseError(f"config: 'chapters' lists {shown(slug)}: write the slug without '.md'")
         if (error := chapter_slug_error(slug)) is not None:
             raise ArticleParseError(f"config: 'chapters': {error}")
     if len(set(value)) != len(value):
         raise ArticleParseError("config: 'chapters' names a chapter twice")
-    if len(value) > MAX_CHAPTERS:
-        raise ArticleParseError(f"config: {len(value)} chapters; at most {MAX_CHAPTERS} are allowed")
     return tuple(value)
 
 
@@ -163,10 +183,18 @@ def place_chapters(
     """The book's chapters in Zenn's order, from its config and its chapter files (repository path →
     ``BookPath``); and (path, warning) for the files left out. ``ArticleParseError`` when the files and the
     config disagree in a way that leaves the book broken (a listed chapter missing, a bad name)."""
+    with reading_one_file("book"):
+        return _place_chapters(config, chapter_files)
+
+
+def _place_chapters(
+    config: BookConfig, chapter_files: Mapping[str, BookPath]
+) -> tuple[list[ChapterPlace], list[tuple[str, str]]]:
     if config.chapter_slugs is not None:
         by_slug = {path.name.removesuffix(".md"): repo_path for repo_path, path in chapter_files.items()}
         missing = [slug for slug in config.chapter_slugs if slug not in by_slug]
         if missing:
+            # Each listed slug passed chapter_slug_error: at most 50 plain characters.
             raise ArticleParseError(
                 f"config: 'chapters' lists {missing[0]!r} but there is no {missing[0]}.md"
             )
@@ -187,12 +215,13 @@ def place_chapters(
         if (error := chapter_slug_error(slug)) is not None:
             raise ArticleParseError(f"{path.name}: {error}")
         numbered.append((number, slug, repo_path))
-    slugs = [slug for _, slug, _ in numbered]
-    if len(set(slugs)) != len(slugs):
-        twice = next(slug for slug in slugs if slugs.count(slug) > 1)
-        raise ArticleParseError(f"two chapter files have the slug {twice!r}")
     if len(numbered) > MAX_CHAPTERS:
         raise ArticleParseError(f"{len(numbered)} chapters; at most {MAX_CHAPTERS} are allowed")
+    seen: set[str] = set()
+    for _, slug, _ in numbered:
+        if slug in seen:
+            raise ArticleParseError(f"two chapter files have the slug {shown(slug)}")
+        seen.add(slug)
     numbered.sort()
     return [ChapterPlace(path, slug, place) for place, (_, slug, path) in enumerate(numbered, 1)], warnings
 
@@ -209,15 +238,27 @@ def parse_chapter(
 ) -> ParsedChapter:
     """Parse one chapter file: front matter with a ``title``, and a Markdown body rendered as an
     article's. ``ArticleParseError`` names what is wrong (not the path)."""
-    meta, body = split_front_matter(_decode(content), FASTEST_LOADER)
-    title = text_field(meta, "title", MAX_CHAPTER_TITLE_CHARS, multiline=False)
+    with reading_one_file("chapter"):
+        return _parse_chapter(path, slug, blob_sha, content, allow_raw_html, asset_base_url, resolve_image)
+
+
+def _parse_chapter(
+    path: str,
+    slug: str,
+    blob_sha: str,
+    content: bytes,
+    allow_raw_html: bool,
+    asset_base_url: str | None,
+    resolve_image: ImageResolver | None,
+) -> ParsedChapter:
+    warnings: list[str] = []
+    meta, body = split_front_matter(read_text(content, warnings), FASTEST_LOADER)
+    title = text_field(meta, "title", MAX_CHAPTER_TITLE_CHARS, multiline=False, warnings=warnings)
     if title is None:
         raise ArticleParseError("front matter: 'title' is required and must not be empty")
     markdown = _normalise_body(body)
     rendered = _render(markdown, allow_raw_html, asset_base_url, resolve_image)
-    unknown = tuple(
-        f"unknown front matter key {str(k)!r} (ignored)" for k in meta if k not in KNOWN_CHAPTER_KEYS
-    )
+    unknown = front_matter.unknown_key_warnings(meta, KNOWN_CHAPTER_KEYS, "front matter")
     return ParsedChapter(
         slug=slug,
         path=path,
@@ -227,7 +268,7 @@ def parse_chapter(
         content_html=rendered.html,
         toc=rendered.toc,
         content_hash=_hash({"title": title, "content": markdown}),
-        warnings=unknown + rendered.warnings,
+        warnings=unknown + tuple(warnings) + rendered.warnings,
     )
 
 

@@ -185,9 +185,18 @@ def _youtube_from_url(url: str) -> str | None:
         return None
     if not _YOUTUBE_ID.fullmatch(video):
         return None
-    start = (query.get("t") or [""])[0].removesuffix("s")
-    suffix = f"?start={min(int(start), 48 * 3600)}" if start.isdigit() and len(start) <= 6 else ""
+    start = _small_number((query.get("t") or [""])[0].removesuffix("s"), 6)
+    suffix = f"?start={min(start, 48 * 3600)}" if start is not None else ""
     return _iframe("youtube", f"https://www.youtube-nocookie.com/embed/{video}{suffix}")
+
+
+def _small_number(text: str, digits: int) -> int | None:
+    """``text`` as a whole number when it is 1 to ``digits`` ASCII digits, else None. ``isdigit`` is not
+    enough: it is true for "²" (which ``int`` refuses) and for Arabic-Indic digits (which the iframe
+    allowlist refuses)."""
+    if 0 < len(text) <= digits and text.isascii() and text.isdecimal():
+        return int(text)
+    return None
 
 
 def _tweet(arg: str) -> str | None:
@@ -199,7 +208,8 @@ def _tweet(arg: str) -> str | None:
 
 def _speakerdeck(arg: str) -> str | None:
     key, _, slide = arg.partition("?slide=")
-    if not _KEY.fullmatch(key) or (slide and not (slide.isdigit() and len(slide) <= 4)):
+    number = _small_number(slide, 4)
+    if not _KEY.fullmatch(key) or (slide and number is None):
         return None
     suffix = f"?slide={slide}" if slide else ""
     return _iframe("speakerdeck", f"https://speakerdeck.com/player/{key}{suffix}")

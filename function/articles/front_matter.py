@@ -11,10 +11,14 @@ Zenn (and other static-blog formats) name some keys differently; each alias read
 Publication times are ``YYYY-MM-DD``, ``YYYY-MM-DD hh:mm[:ss]`` or ISO 8601 (YAML's own timestamps
 included). A value without a zone is read in the article time zone (``ARTICLE_TIMEZONE``, Asia/Tokyo by
 default, as Zenn reads it); a value with one keeps it. A date alone is 00:00 in that zone. The result is
-naive UTC, as the database stores times.
+naive UTC, as the database stores times, and must be one the database holds (years 1000 to 9999 in
+UTC, MySQL's and TiDB's ``DATETIME``); a file name's leading date outside them is no date.
 
 A key that is neither known nor an alias is a warning, never a failure: a typo (``tittle``) or a key of
 another tool (Zenn's ``publication_name``) should be visible without taking the article down.
+
+Messages never write a value out whole: ``kind_of`` and ``shown`` cut it to a few dozen characters (a
+4,300-digit number is not even turned into text).
 """
 
 from __future__ import annotations
@@ -42,14 +46,56 @@ KNOWN_KEYS = frozenset(
     }
 )
 
-_DATE_TIME_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?")
+_DATE_TIME_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?", re.ASCII)
 # A slug's leading date: 2024-01-21-title or 20240121-title (or the date alone); "_" also separates.
-_SLUG_DATE_RE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(?:[-_]|$)")
+_SLUG_DATE_RE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(?:[-_]|$)", re.ASCII)
+# What a DATETIME column holds on MySQL and TiDB (naive UTC, microseconds).
+EARLIEST_TIME = datetime(1000, 1, 1)
+LATEST_TIME = datetime.max
+# Unknown keys named one by one, then counted: a file of 9,000 keys is not 9,000 warnings.
+MAX_KEYS_NAMED = 20
+SHOWN_CHARS = 40
 
 
-def unknown_keys(meta: dict[Any, Any]) -> list[str]:
-    """The front matter's keys that are neither known nor an alias, as written, in file order."""
-    return [str(key) for key in meta if key not in KNOWN_KEYS]
+def unknown_key_warnings(meta: dict[Any, Any], known: frozenset[str], where: str) -> tuple[str, ...]:
+    """A warning per key of ``meta`` not in ``known``, in file order (``where``: "front matter",
+    "config"); past ``MAX_KEYS_NAMED`` keys, one that counts the rest."""
+    unknown = [key for key in meta if key not in known]
+    named = tuple(f"unknown {where} key {shown(key)} (ignored)" for key in unknown[:MAX_KEYS_NAMED])
+    rest = len(unknown) - MAX_KEYS_NAMED
+    return named + ((f"{rest} more unknown {where} keys (ignored)",) if rest > 0 else ())
+
+
+def shown(value: object) -> str:
+    """``value`` as a message may quote it: a string cut to ``SHOWN_CHARS`` and quoted (lone surrogates
+    and control characters escaped), anything else as ``kind_of`` names it."""
+    if isinstance(value, str):
+        return repr(value if len(value) <= SHOWN_CHARS else value[: SHOWN_CHARS - 3] + "...")
+    return kind_of(value)
+
+
+def kind_of(value: object) -> str:
+    """How a YAML value reads to an author: "a number (2024)", "a date (2024-01-01)", "a list"..."""
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int):
+        if value.bit_length() > 128:
+            # Python refuses to write an integer of more than 4,300 digits as text; none is needed.
+            return f"a number (of about {int(value.bit_length() * 0.30103) + 1} digits)"
+        return f"a number ({value!r})"
+    if isinstance(value, float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return f"a string ({shown(value)})"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, date):
+        return f"a date ({value})"
+    return f"a {type(value).__name__} value"
 
 
 def publish_flag(meta: dict[Any, Any]) -> bool:
@@ -69,8 +115,13 @@ def check_topics_agree(tags_from_tags: set[str] | None, tags_from_topics: set[st
     if tags_from_tags is not None and tags_from_topics is not None and tags_from_tags != tags_from_topics:
         raise ArticleParseError(
             "front matter: 'topics' and 'tags' disagree "
-            f"(topics: {sorted(tags_from_topics)}, tags: {sorted(tags_from_tags)}); keep one of them"
+            f"(topics: {_listed(tags_from_topics)}, tags: {_listed(tags_from_tags)}); keep one of them"
         )
+
+
+def _listed(tags: set[str]) -> str:
+    first = sorted(tags)[:5]
+    return "[" + ", ".join(map(shown, first)) + (", ...]" if len(tags) > len(first) else "]")
 
 
 def topic_tag(topic: str) -> str:
@@ -78,7 +129,7 @@ def topic_tag(topic: str) -> str:
     tag = topic.strip()
     if "/" in tag:
         raise ArticleParseError(
-            f"front matter: the topic {tag!r} contains '/': a topic is one tag of one level"
+            f"front matter: the topic {shown(tag)} contains '/': a topic is one tag of one level"
             " (write paths such as tech/aws under 'tags')"
         )
     return tag
@@ -93,8 +144,9 @@ def publication_time(meta: dict[Any, Any], zone: tzinfo) -> datetime | None:
     }
     if len(set(values.values())) > 1:
         raise ArticleParseError(
-            "front matter: 'published_at' and 'date' disagree "
-            f"(published_at: {meta['published_at']}, date: {meta['date']}); keep one of them"
+            "front matter: 'published_at' and 'date' disagree (in UTC, published_at: "
+            f"{values['published_at']:%Y-%m-%d %H:%M:%S}, date: {values['date']:%Y-%m-%d %H:%M:%S}); "
+            "keep one of them"
         )
     return next(iter(values.values()), None)
 
@@ -109,13 +161,13 @@ def slug_date(slug: str, zone: tzinfo) -> datetime | None:
         day = date(int(match[1]), int(match[2]), int(match[3]))
     except ValueError:
         return None
-    return _to_naive_utc(datetime.combine(day, time(), zone))
+    return _to_naive_utc(datetime.combine(day, time(), zone))  # None: a day the database cannot hold
 
 
 def _boolean(meta: dict[Any, Any], key: str) -> bool:
     value = meta[key]
     if not isinstance(value, bool):
-        raise ArticleParseError(f"front matter: '{key}' must be true or false, not {_kind(value)}")
+        raise ArticleParseError(f"front matter: '{key}' must be true or false, not {kind_of(value)}")
     return value
 
 
@@ -128,16 +180,23 @@ def _time_value(key: str, value: Any, zone: tzinfo) -> datetime:
         moment = _parse_time_text(key, value.strip())
     else:
         raise ArticleParseError(
-            f"front matter: '{key}' must be a date such as 2024-01-21 or 2024-01-21 09:30, not {_kind(value)}"
+            f"front matter: '{key}' must be a date such as 2024-01-21 or 2024-01-21 09:30,"
+            f" not {kind_of(value)}"
         )
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
-    return _to_naive_utc(moment)
+    utc = _to_naive_utc(moment)
+    if utc is None:
+        raise ArticleParseError(
+            f"front matter: '{key}' must be a time between {EARLIEST_TIME:%Y-%m-%d} and 9999-12-31 in UTC"
+            " (what the database holds)"
+        )
+    return utc
 
 
 def _parse_time_text(key: str, text: str) -> datetime:
     problem = (
-        f"front matter: '{key}' is not a date: {text[:40]!r} (write 2024-01-21, 2024-01-21 09:30"
+        f"front matter: '{key}' is not a date: {shown(text)} (write 2024-01-21, 2024-01-21 09:30"
         " or an ISO 8601 time)"
     )
     match = _DATE_TIME_RE.fullmatch(text)
@@ -150,20 +209,10 @@ def _parse_time_text(key: str, text: str) -> datetime:
         raise ArticleParseError(problem) from None
 
 
-def _to_naive_utc(moment: datetime) -> datetime:
-    return moment.astimezone(UTC).replace(tzinfo=None)
-
-
-def _kind(value: object) -> str:
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, int | float):
-        return f"a number ({value!r})"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"a string ({shown!r})"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return f"a {type(value).__name__} value"
+def _to_naive_utc(moment: datetime) -> datetime | None:
+    """``moment`` as naive UTC, or None when that is not a time the database holds."""
+    try:
+        utc = moment.astimezone(UTC).replace(tzinfo=None)
+    except (OverflowError, ValueError):  # past year 1 or 9999 once the zone's offset is applied
+        return None
+    return utc if EARLIEST_TIME <= utc <= LATEST_TIME else None

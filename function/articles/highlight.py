@@ -21,6 +21,7 @@ from pygments.util import ClassNotFound
 
 from function.articles.code_bodies import CodeBodies
 from function.articles.lexing import tokens
+from function.articles.mermaid import diagram_source
 
 # Highlighting is pure Python; past this many characters of code in one article the rest is plain
 # (escaped) code, so a file of nothing but code stays within the render bound.
@@ -75,8 +76,9 @@ def render_fence(code: str, info: str, budget: Budget, bodies: CodeBodies | None
     fence = parse_info(info)
     if fence.lang == "mermaid" and not fence.diff:
         # A diagram: the source for mermaid.js in the reader's browser (its default selector is
-        # "pre.mermaid"); nothing is drawn or run here. Zenn also trims the source.
-        return f'<pre class="mermaid">{escapeHtml(code.strip())}</pre>\n'
+        # "pre.mermaid"); nothing is drawn or run here. Zenn also trims the source. Directives and
+        # front matter, which would reconfigure mermaid.js, are removed (mermaid.diagram_source).
+        return f'<pre class="mermaid">{escapeHtml(diagram_source(code))}</pre>\n'
     lexer = _lexer(fence.lang) if fence.lang and fence.lang != "mermaid" else None
     if fence.diff:
         body = _diff_body(code, lexer, budget)

@@ -1,4 +1,8 @@
-"""Bounds that keep the render of one file within about a second of CPU and well under 100 MB.
+"""Bounds that keep the reading of one file within about a second of CPU and well under 100 MB.
+
+The budget covers all of a file's reading (``function.articles.one_file``): its YAML, the checks of its
+fields, the render, the heading ids and the footnote key. A budget opened inside another (the render's,
+inside the file's) never ends later than the outer one.
 
 markdown-it-py is pure Python and some inputs cost it quadratic time (thousands of unclosed ``[``, runs
 of ``*_``, unclosed ``<!--``...); on this project's machines even 300,000 empty paragraphs take ~20 s. No
@@ -37,11 +41,18 @@ MAX_NESTING = 20
 _CHECK_EVERY = 128
 
 
-class _Budget:
-    __slots__ = ("calls", "deadline")
+RENDER_OVER_BUDGET = (
+    "the Markdown body takes more than {seconds:g} s of CPU to render"
+    " (deeply nested or heavily repeated markup?)"
+)
 
-    def __init__(self, deadline: float) -> None:
+
+class _Budget:
+    __slots__ = ("calls", "deadline", "message")
+
+    def __init__(self, deadline: float, message: str) -> None:
         self.deadline = deadline
+        self.message = message
         self.calls = 0
 
 
@@ -54,9 +65,16 @@ _budget: ContextVar[_Budget | None] = ContextVar("render_budget", default=None)
 
 
 @contextmanager
-def cpu_budget(seconds: float = MAX_RENDER_CPU_SECONDS) -> Iterator[None]:
-    """Within this block ``check_budget`` raises once the thread has used ``seconds`` of CPU."""
-    reset = _budget.set(_Budget(time.thread_time() + seconds))
+def cpu_budget(seconds: float = MAX_RENDER_CPU_SECONDS, message: str = RENDER_OVER_BUDGET) -> Iterator[None]:
+    """Within this block ``check_budget`` raises ``RenderLimitError(message)`` once the thread has used
+    ``seconds`` of CPU, or once the budget this block is in ran out, whichever comes first (``message``
+    may name ``{seconds}``)."""
+    outer = _budget.get()
+    deadline = time.thread_time() + seconds
+    if outer is not None:
+        deadline = min(deadline, outer.deadline)
+    # The innermost step's words: they say where the time went ("to render", "to read the YAML").
+    reset = _budget.set(_Budget(deadline, message.format(seconds=seconds)))
     try:
         yield
     finally:
@@ -66,10 +84,20 @@ def cpu_budget(seconds: float = MAX_RENDER_CPU_SECONDS) -> Iterator[None]:
 def check_budget() -> None:
     budget = _budget.get()
     if budget is not None and time.thread_time() > budget.deadline:
-        raise RenderLimitError(
-            f"the Markdown body takes more than {MAX_RENDER_CPU_SECONDS:g} s of CPU to render "
-            "(deeply nested or heavily repeated markup?)"
-        )
+        raise RenderLimitError(budget.message)
+
+
+def checking_every(n: int) -> Callable[[], None]:
+    """A ``check_budget`` for loops: it reads the clock (a system call) once in ``n`` calls."""
+    calls = 0
+
+    def check() -> None:
+        nonlocal calls
+        calls += 1
+        if calls % n == 0:
+            check_budget()
+
+    return check
 
 
 def defuse(text: str) -> str:

@@ -32,6 +32,10 @@ Decisions where the contract is silent:
   empty tags dropped; unique; sorted. Case is kept.
 * ``content`` is the body after the front matter with line endings normalised to ``\\n``, leading blank
   lines and trailing whitespace removed.
+* Characters XML 1.0 forbids are removed with a warning, from the text and from every field (``xml_chars``,
+  ``front_matter_fields.checked_text``): the article is kept.
+* Whatever goes wrong while the file is read is an ``ArticleParseError`` in words, within the file's CPU
+  budget (``one_file``).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from function.articles.front_matter_yaml import YamlLoader as YamlLoader
 from function.articles.front_matter_yaml import split_front_matter as _split_front_matter
 from function.articles.front_matter_yaml import yaml_loaders as yaml_loaders
 from function.articles.images import ImageResolver
+from function.articles.one_file import reading_one_file
 from function.articles.parsed import ParsedArticle
 from function.articles.render import Rendered, is_safe_url, render_article
 from function.errors import ArticleParseError, RenderLimitError
@@ -90,29 +95,55 @@ def parse_article(
     """Parse one article file in the documented article format (``yaml_loader``: one of
     ``yaml_loaders()``, the fastest when None).
 
-    Raises ``ArticleParseError`` (and nothing else) for any input that is not a valid article; its message
-    names the problem but not the path, which the caller logs alongside. ``timezone`` is the zone of
-    zone-less publication times (default Asia/Tokyo).
+    Raises ``ArticleParseError`` (and nothing else but a dependency's failure, ``SYNC_FAILURES``, from
+    ``resolve_image``) for any input that is not a valid article; its message names the problem but not
+    the path, which the caller logs alongside. ``timezone`` is the zone of zone-less publication times
+    (default Asia/Tokyo).
     """
-    zone = timezone if timezone is not None else ZoneInfo(DEFAULT_TIMEZONE)
-    slug = _slug(path, articles_dir)
-    text, forbidden = xml_chars.without_forbidden(_decode(content))
-    meta, body = _split_front_matter(text, yaml_loader or _FASTEST_LOADER)
+    with reading_one_file("article"):
+        return _parse_article(
+            path,
+            blob_sha,
+            content,
+            articles_dir=articles_dir,
+            allow_raw_html=allow_raw_html,
+            zone=timezone if timezone is not None else ZoneInfo(DEFAULT_TIMEZONE),
+            yaml_loader=yaml_loader or _FASTEST_LOADER,
+            asset_base_url=asset_base_url,
+            resolve_image=resolve_image,
+        )
 
-    title = _text_field(meta, "title", MAX_TITLE_CHARS, multiline=False)
+
+def _parse_article(
+    path: str,
+    blob_sha: str,
+    content: bytes,
+    *,
+    articles_dir: str,
+    allow_raw_html: bool,
+    zone: tzinfo,
+    yaml_loader: YamlLoader,
+    asset_base_url: str | None,
+    resolve_image: ImageResolver | None,
+) -> ParsedArticle:
+    slug = _slug(path, articles_dir)
+    warnings: list[str] = []
+    text = read_text(content, warnings)
+    meta, body = _split_front_matter(text, yaml_loader)
+
+    title = _text_field(meta, "title", MAX_TITLE_CHARS, multiline=False, warnings=warnings)
     publish = front_matter.publish_flag(meta)
     if title is None and (publish or "title" not in meta):
         raise ArticleParseError("front matter: 'title' is required and must not be empty")
-    type_ = _text_field(meta, "type", MAX_TYPE_CHARS, multiline=False)
-    description = _text_field(meta, "description", MAX_DESCRIPTION_CHARS, multiline=True)
-    thumbnail = _text_field(meta, "thumbnail", MAX_THUMBNAIL_CHARS, multiline=False)
+    type_ = _text_field(meta, "type", MAX_TYPE_CHARS, multiline=False, warnings=warnings)
+    description = _text_field(meta, "description", MAX_DESCRIPTION_CHARS, multiline=True, warnings=warnings)
+    thumbnail = _text_field(meta, "thumbnail", MAX_THUMBNAIL_CHARS, multiline=False, warnings=warnings)
     if thumbnail is not None and not is_safe_url(thumbnail):
         raise ArticleParseError("front matter: 'thumbnail' uses a URL scheme that is not allowed")
-    emoji = _text_field(meta, "emoji", MAX_EMOJI_CHARS, multiline=False)
-    tags = _tags(meta)
+    emoji = _text_field(meta, "emoji", MAX_EMOJI_CHARS, multiline=False, warnings=warnings)
+    tags = _tags(meta, warnings)
     published_at = front_matter.publication_time(meta, zone)
-    warnings = tuple(f"unknown front matter key {key!r} (ignored)" for key in front_matter.unknown_keys(meta))
-    warnings += (xml_chars.removal_warning(forbidden),) if forbidden else ()
+    warnings[:0] = front_matter.unknown_key_warnings(meta, front_matter.KNOWN_KEYS, "front matter")
 
     markdown = _normalise_body(body)
     rendered = _render(markdown, allow_raw_html, asset_base_url, resolve_image)
@@ -143,7 +174,7 @@ def parse_article(
         emoji=emoji,
         published_at=published_at,
         slug_date=front_matter.slug_date(slug, zone),
-        warnings=warnings + rendered.warnings,
+        warnings=tuple(warnings) + rendered.warnings,
     )
 
 
@@ -191,6 +222,14 @@ def content_hash(
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def read_text(content: bytes, warnings: list[str]) -> str:
+    """The file's text (``_decode``) without the characters XML 1.0 forbids; a warning says how many."""
+    text, forbidden = xml_chars.without_forbidden(_decode(content))
+    if forbidden:
+        warnings.append(xml_chars.removal_warning(forbidden))
+    return text
+
+
 def _decode(content: bytes) -> str:
     if len(content) > MAX_FILE_BYTES:
         raise ArticleParseError(f"file is {len(content)} bytes; at most {MAX_FILE_BYTES} bytes are allowed")
@@ -203,10 +242,10 @@ def _decode(content: bytes) -> str:
 
 
 def _normalise_body(body: str) -> str:
+    # Leading blank lines go, found in one pass (a million of them once cost minutes, line by line).
     lines = body.split("\n")
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    return "\n".join(lines).rstrip()
+    first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    return "\n".join(lines[first:]).rstrip()
 
 
 def _render(

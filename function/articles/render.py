@@ -155,12 +155,25 @@ class Formulas:
     The page gets a marker per formula (private-use characters around a per-render secret, which an
     author cannot write); ``put_in`` swaps each marker for its MathML, already cleaned on its own with a
     MathML-only allowlist, after the page's sanitizer (which allows no MathML) ran.
+
+    Only a marker that is the whole content of the renderer's own wrapper (``<span class="math
+    inline">``, ``<div class="math …">``, as the sanitizer writes them) gets its formula. With raw HTML
+    on, an author's unclosed attribute (``<iframe … title='``) can swallow the next paragraph, wrapper
+    and marker included: there the sanitizer wrote the wrapper's quotes as ``&quot;``, so it is not
+    found, and a ``<math display="…">`` put in would end the attribute in a browser and the tag after
+    it, dropping the iframe's ``sandbox`` and ``allow``. Every other marker is removed.
     """
 
     def __init__(self) -> None:
         self._nonce = secrets.token_hex(8)
         self._markup: list[str] = []
-        self._marker = re.compile(f"\ue000{self._nonce}:(\\d+)\ue001")
+        marker = f"\ue000{self._nonce}:(\\d+)\ue001"
+        self._marker = re.compile(marker)
+        self._wrapped = re.compile(
+            f'(?<=<span class="math inline">){marker}(?=</span>)'
+            f'|(?<=<div class="math inline">){marker}(?=</div>)'
+            f'|(?<=<div class="math block">\n){marker}(?=\n</div>|<span class="math-eqno">)'
+        )
 
     def add(self, latex: str, *, display: bool) -> str:
         self._markup.append(render_math(latex, {"display_mode": display}))
@@ -169,7 +182,8 @@ class Formulas:
     def put_in(self, html: str) -> str:
         if not self._markup:
             return html
-        return self._marker.sub(lambda m: self._markup[int(m[1])], html)
+        html = self._wrapped.sub(lambda m: self._markup[int(m[1] or m[2] or m[3])], html)
+        return self._marker.sub("", html)
 
 
 def _render_math_inline(

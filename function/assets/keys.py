@@ -13,7 +13,7 @@ from function.assets.kinds import ImageKind, kind_of_extension
 
 # Served long and never revalidated: a key's bytes never change.
 IMMUTABLE_CACHE_CONTROL = "public, max-age=31536000, immutable"
-_KEY_RE = re.compile(r"^[0-9a-f]{64}\.(png|jpg|gif|webp|avif)$")
+_KEY_RE = re.compile(r"[0-9a-f]{64}\.(png|jpg|gif|webp|avif)")
 
 
 def content_sha256(data: bytes) -> str:
@@ -26,7 +26,8 @@ def asset_key(sha256: str, kind: ImageKind) -> str:
 
 def is_key(value: str) -> bool:
     """Whether ``value`` is a well-formed key (no path, no other extension): the only names served."""
-    return bool(_KEY_RE.match(value))
+    # fullmatch: "$" would also match before a trailing newline ("<sha>.png\n" is no key).
+    return _KEY_RE.fullmatch(value) is not None
 
 
 def content_type_of(key: str) -> str:

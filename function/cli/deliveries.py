@@ -14,7 +14,8 @@ from function.cli.context import Context, pass_context
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
 @pass_context
 def deliveries(ctx: Context, limit: int) -> None:
-    """Recent deliveries: id, event, received → finished, counts, what changed, outcome, failed paths."""
+    """Recent deliveries: id, event, received → finished, counts, what changed, outcome (and whether a
+    retry may pass), failed paths."""
     with ctx.store() as store:
         rows = store.recent_deliveries(limit)
     click.echo(
@@ -31,7 +32,7 @@ def deliveries(ctx: Context, limit: int) -> None:
         click.echo(
             f"{printable(row.delivery_id)}\t{printable(row.event)}\t"
             f"{row.received_at.isoformat(timespec='milliseconds')}\t{finished}\t"
-            f"{duration}\t{row.processed}/{row.succeeded}/{row.failed}\t{_changes(row)}\t{printable(row.outcome)}"
+            f"{duration}\t{row.processed}/{row.succeeded}/{row.failed}\t{_changes(row)}\t{_outcome(row)}"
             + (f"\t{printable(row.error)}" if row.error else "")
         )
 
@@ -40,6 +41,12 @@ def printable(text: str) -> str:
     """``text`` without control characters (shown as ``?``): what a delivery recorded came, in part, from
     a sender, and an escape sequence would rewrite the operator's terminal, a tab shift the columns."""
     return "".join("?" if unicodedata.category(c) in ("Cc", "Cf") else c for c in text)
+
+
+def _outcome(row: Any) -> str:
+    """The outcome, and ``(retryable)`` when the record says a retry may pass (the worker then syncs the
+    same head again)."""
+    return printable(row.outcome) + (" (retryable)" if row.retryable else "")
 
 
 def _changes(row: Any) -> str:

@@ -80,19 +80,30 @@ def _state(endpoint: Any) -> str:
 def hooks_add(ctx: Context, user_name: str, url: str, event_types: tuple[str, ...]) -> None:
     """Register an endpoint; prints its signing secret, once."""
     from function.hooks.events import SUBSCRIBABLE
-    from function.hooks.guard import AddressPolicy, checked_addresses, is_ip_literal, parse_target
+    from function.hooks.guard import (
+        AddressPolicy,
+        checked_addresses,
+        is_ip_literal,
+        is_loopback_host,
+        parse_target,
+    )
     from function.hooks.signing import new_secret
     from function.store.models import utc_now
 
     unknown = [e for e in event_types if e not in SUBSCRIBABLE]
     if unknown:
         raise BlogApiError(f"--event {unknown[0]!r} is not one of {', '.join(SUBSCRIBABLE)}")
+    on_lambda = ctx.services().settings.lambda_mode
     try:
         target = parse_target(url)
+        if on_lambda and is_loopback_host(target.host):
+            # Run where the function runs, the endpoint could never be called: the sender refuses
+            # loopback on Lambda. Said now, rather than as a failing endpoint later.
+            raise HookUrlRefused(f"{target.host} is a loopback address, never called on Lambda")
         if is_ip_literal(target.host):
             # An address in the URL can be judged now (a name is judged at every send, where it
-            # resolves); loopback is left to the sender, which refuses it on Lambda.
-            checked_addresses(target, AddressPolicy(allow_loopback=True), lambda host, port: [])
+            # resolves); outside Lambda loopback is allowed (local development).
+            checked_addresses(target, AddressPolicy(allow_loopback=not on_lambda), lambda host, port: [])
     except HookUrlRefused as exc:
         raise BlogApiError(f"--url refused: {exc}") from None
     with ctx.store() as store:

@@ -1,4 +1,4 @@
-"""``blog-api init-db``: create the tables, or refuse a database an older version made."""
+"""``blog-api init-db``: create the tables of a new database, or migrate an earlier one (``migrate``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from function.cli.context import Context, pass_context
 @click.command("init-db")
 @pass_context
 def init_db(ctx: Context) -> None:
-    """Create the tables (idempotent); refuse a database whose tables an older version made."""
-    from function.worker.maintenance import initialise, refuse_differences
+    """Create the tables, or bring an earlier database up to date (runs `migrate`); idempotent."""
+    from function.worker.maintenance import initialise
 
-    refuse_differences(initialise(ctx.services().database()))
+    report = initialise(ctx.services().database())
+    for line in report.lines():
+        click.echo(line)
     click.echo("database ready")

@@ -18,6 +18,8 @@ from function.cli.failures import describe
 from function.cli.hooks import hooks
 from function.cli.init_db import init_db
 from function.cli.logs import logs
+from function.cli.migrate import migrate
+from function.cli.preview import preview
 from function.cli.redeliver import redeliver
 from function.cli.send_webhook import send_webhook
 from function.cli.sync import sync
@@ -27,7 +29,18 @@ from function.errors import BlogApiError, ConfigError
 from function.store.url import DatabaseTarget
 
 # Every command of blog-api: a new one is written in its own module and added here.
-COMMANDS: tuple[click.Command, ...] = (init_db, users, sync, deliveries, redeliver, logs, send_webhook, hooks)
+COMMANDS: tuple[click.Command, ...] = (
+    init_db,
+    migrate,
+    users,
+    sync,
+    deliveries,
+    redeliver,
+    logs,
+    send_webhook,
+    hooks,
+    preview,
+)
 
 
 @click.group(commands=COMMANDS)

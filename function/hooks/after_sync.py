@@ -80,6 +80,7 @@ def after_sync(
             hooks = services.hooks(store)
             queued = []
             if changes or books:
+                slugs = [*changes.published, *changes.updated, *changes.unpublished] if changes else []
                 queued += hooks.queue_changes(
                     user.id,
                     user.name,
@@ -89,6 +90,9 @@ def after_sync(
                     head_sha=None if isinstance(outcome, BaseException) else outcome.head_sha,
                     source=delivery,
                     books=books.to_json() if books else None,
+                    # Titles and thumbnails for each entry's share image: one SELECT, none without
+                    # articles (a sync that changed only books).
+                    cards=store.reads.article_cards(user.id, slugs) if slugs else {},
                 )
             if reason is not None:
                 summary = None if isinstance(outcome, BaseException) else outcome

@@ -24,7 +24,9 @@ from function.hooks.alarm import AlarmNotifier, LogAlarm
 from function.hooks.guard import parse_target
 from function.hooks.signing import new_message_id, signed_headers
 from function.hooks.transport import Answer, Transport
+from function.ogp.images import OgpImages
 from function.store.hook_records import NewAttempt
+from function.store.reads import ArticleCard
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +91,10 @@ class HookDispatcher:
         rng: random.Random | None = None,
         alarm: AlarmNotifier | None = None,
         site_url: str | None = None,
+        ogp: OgpImages | None = None,
     ) -> None:
         self._store = store
+        self._ogp = ogp or OgpImages()
         self._transport = transport
         self._timing = timing or HookTiming()
         self._rng = rng or random.SystemRandom()
@@ -115,12 +119,22 @@ class HookDispatcher:
         head_sha: str | None,
         source: str | None = None,
         books: Mapping[str, Sequence[str]] | None = None,
+        cards: Mapping[str, ArticleCard] | None = None,
     ) -> list[str]:
         """Queue ``articles.changed`` for the user's endpoints (merged into one that is still
         pending); returns the endpoints queued for. Nothing changed: nothing queued. ``books``: the
-        Zenn books that changed, by kind."""
+        Zenn books that changed, by kind. ``cards``: the articles' titles and thumbnails by slug, from
+        which each entry's ``ogpUrl`` is made (as the read API makes it); None: no ``ogpUrl``."""
         if not (published or updated or unpublished or any((books or {}).values())):
             return []
+        ogp_urls = None
+        if cards is not None:
+            ogp_urls = {
+                slug: self._ogp.url(user=user_name, slug=slug, title=card.title, thumbnail=card.thumbnail)
+                if (card := cards.get(slug)) is not None
+                else ""
+                for slug in (*published, *updated, *unpublished)
+            }
         data = events.articles_changed(
             user_name,
             published=published,
@@ -129,6 +143,7 @@ class HookDispatcher:
             head_sha=head_sha,
             site_url=self._site_url,
             books=books,
+            ogp_urls=ogp_urls,
         )
         return self._queue(user_id, events.ARTICLES_CHANGED, data, source)
 

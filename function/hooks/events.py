@@ -5,7 +5,9 @@ with slugs and addresses, never an article's content; ``function.hooks.schema`` 
 
 - ``articles.changed``: after a sync that changed what readers see, the slugs ``published`` (visible now,
   not before), ``updated`` (visible before and after, content changed) and ``unpublished`` (visible
-  before, not any more). Each entry is ``{"slug", "url", "apiPath"}``. When Zenn books changed too,
+  before, not any more). Each entry is ``{"slug", "url", "apiPath", "ogpUrl"}`` (``ogpUrl``: the
+  article's share image, as the read API serves it; absent from events queued by a version that did not
+  send it). When Zenn books changed too,
   ``books`` holds the same three lists of books (``/books/<slug>``); absent when none did.
 - ``sync.failed``: a delivery whose sync ended failed (a file could not be fetched, the time budget ran
   out, GitHub or the database was down).
@@ -38,14 +40,18 @@ KINDS = ("published", "updated", "unpublished")
 BOOK_PAGE = "/books/{slug}"
 
 
-def article_ref(user: str, slug: str, site_url: str | None) -> dict[str, Any]:
-    """``{"slug", "url", "apiPath"}``: the page under SITE_URL (null without it) and the API's path."""
+def article_ref(user: str, slug: str, site_url: str | None, ogp_url: str | None = None) -> dict[str, Any]:
+    """``{"slug", "url", "apiPath", "ogpUrl"}``: the page under SITE_URL (null without it), the API's
+    path and the share image (left out when ``ogp_url`` is None: not known)."""
     quoted = quote(slug, safe="")
-    return {
+    ref = {
         "slug": slug,
         "url": site_url.rstrip("/") + ARTICLE_PAGE.format(slug=quoted) if site_url else None,
         "apiPath": f"/users/{quote(user, safe='')}/articles/{quoted}",
     }
+    if ogp_url is not None:
+        ref["ogpUrl"] = ogp_url
+    return ref
 
 
 def book_ref(user: str, slug: str, site_url: str | None) -> dict[str, Any]:
@@ -67,10 +73,14 @@ def articles_changed(
     head_sha: str | None,
     site_url: str | None,
     books: Mapping[str, Sequence[str]] | None = None,
+    ogp_urls: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The ``data`` of an ``articles.changed`` event (``books``: the changed books' slugs by kind)."""
+    """The ``data`` of an ``articles.changed`` event (``books``: the changed books' slugs by kind;
+    ``ogp_urls``: the articles' share images by slug; a slug it lacks gets no ``ogpUrl``)."""
     lists = {"published": published, "updated": updated, "unpublished": unpublished}
-    data = _changes_data(user, {k: list(dict.fromkeys(v)) for k, v in lists.items()}, head_sha, site_url)
+    data = _changes_data(
+        user, {k: list(dict.fromkeys(v)) for k, v in lists.items()}, head_sha, site_url, ogp_urls=ogp_urls
+    )
     return _with_books(data, user, {k: list(dict.fromkeys(v)) for k, v in (books or {}).items()}, site_url)
 
 
@@ -90,7 +100,12 @@ def _changes_data(
     head_sha: str | None,
     site_url: str | None,
     truncated: bool = False,
+    *,
+    ogp_urls: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
+    def ref(slug: str) -> dict[str, Any]:
+        return article_ref(user, slug, site_url, None if ogp_urls is None else ogp_urls.get(slug))
+
     kept: dict[str, list[str]] = {}
     room = MAX_SLUGS
     for kind in KINDS:
@@ -100,7 +115,7 @@ def _changes_data(
         room -= len(kept[kind])
     return {
         "user": user,
-        **{kind: [article_ref(user, slug, site_url) for slug in kept[kind]] for kind in KINDS},
+        **{kind: [ref(slug) for slug in kept[kind]] for kind in KINDS},
         "headSha": head_sha,
         "truncated": truncated,
     }
@@ -114,9 +129,20 @@ def merge_changes(older: Mapping[str, Any], newer: Mapping[str, Any], site_url: 
     books = _latest_kinds(older.get("books", {}), newer.get("books", {}))
     truncated = bool(older.get("truncated")) or bool(newer.get("truncated"))
     user = str(newer["user"])
-    return _with_books(
-        _changes_data(user, lists, newer.get("headSha"), site_url, truncated), user, books, site_url
-    )
+    ogp_urls = _latest_ogp_urls(older, newer)
+    data = _changes_data(user, lists, newer.get("headSha"), site_url, truncated, ogp_urls=ogp_urls)
+    return _with_books(data, user, books, site_url)
+
+
+def _latest_ogp_urls(older: Mapping[str, Any], newer: Mapping[str, Any]) -> dict[str, str]:
+    """Each slug's share image as the newer event says it, else as the older one did."""
+    found: dict[str, str] = {}
+    for data in (older, newer):
+        for kind in KINDS:
+            for ref in data.get(kind, []):
+                if "ogpUrl" in ref:
+                    found[ref["slug"]] = ref["ogpUrl"]
+    return found
 
 
 def _latest_kinds(older: Mapping[str, Any], newer: Mapping[str, Any]) -> dict[str, list[str]]:

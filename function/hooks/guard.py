@@ -8,9 +8,11 @@ database, the NAT and the instance metadata service: a URL must never make it ca
   ``0x7f.1`` or ``2130706433``, which resolvers read as 127.0.0.1).
 - The host is resolved by the resolver given (the system's by default), and refused when **any** of its
   addresses is not a public unicast one: private, shared (100.64/10), link-local (169.254/16, fe80::/10,
-  with the metadata service at 169.254.169.254 and fd00:ec2::254), multicast, reserved, unspecified, or
-  loopback on Lambda. IPv6 forms that carry an IPv4 address (``::ffff:10.0.0.1``, NAT64 ``64:ff9b::/96``,
-  6to4 ``2002::/16``, Teredo) are judged by that IPv4 address.
+  with the metadata service at 169.254.169.254 and fd00:ec2::254), IPv6 site-local (fec0::/10:
+  deprecated, but routed inside some networks, and ``ipaddress`` counts it as global), multicast,
+  reserved, unspecified, or loopback on Lambda. IPv6 forms that carry an IPv4 address
+  (``::ffff:10.0.0.1``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``, Teredo) are judged by that IPv4
+  address.
 - The sender then connects to one of exactly these checked addresses (never resolving the name again),
   so a DNS answer that changes between the check and the connection (DNS rebinding) cannot bite.
 """
@@ -81,6 +83,8 @@ class AddressPolicy:
             return f"{ip} is a multicast address"
         if ip.is_link_local:
             return f"{ip} is a link-local address"
+        if isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local:
+            return f"{ip} is a site-local address"
         if ip.is_unspecified:
             return f"{ip} is the unspecified address"
         if ip.is_private:
@@ -124,7 +128,7 @@ def parse_target(url: str) -> Target:
         raise HookUrlRefused("a webhook URL names a host")
     if all(_NUMBER_LABEL.fullmatch(label) for label in host.split(".")) and not is_ip_literal(host):
         raise HookUrlRefused(f"{host!r} is not a host name or a canonical IP address")
-    if scheme == "http" and not _is_loopback_name(host):
+    if scheme == "http" and not is_loopback_host(host):
         raise HookUrlRefused("a webhook URL starts with https:// (http:// only to a loopback address)")
     path = parts.path or "/"
     if parts.query:
@@ -172,10 +176,12 @@ def is_ip_literal(host: str) -> bool:
     return True
 
 
-def _is_loopback_name(host: str) -> bool:
-    if host == "localhost":
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (lower case, as ``parse_target`` gives it) is loopback by itself: a loopback
+    address, ``localhost`` or a name under ``.localhost`` (RFC 6761), whatever a resolver says."""
+    if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
     except ValueError:
         return False

@@ -21,6 +21,11 @@ _ARTICLE_REF = {
             "description": "SITE_URL + /articles/<slug>; null without SITE_URL",
         },
         "apiPath": {"type": "string", "description": "/users/<user>/articles/<slug> on the API"},
+        "ogpUrl": {
+            "type": "string",
+            "description": "the article's share image, as the read API's ogpUrl (\"\" for none); absent "
+            "from events queued by a version that did not send it",
+        },
     },
 }
 

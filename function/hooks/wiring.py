@@ -10,6 +10,7 @@ from function.hooks.alarm import AlarmNotifier, LogAlarm, TopicAlarm, sns_client
 from function.hooks.dispatch import HookDispatcher, HookTiming
 from function.hooks.guard import AddressPolicy
 from function.hooks.transport import Transport
+from function.ogp.images import OgpImages, ogp_images
 from function.store.hooks import HookStore
 
 
@@ -21,6 +22,7 @@ class HookParts:
     timing: HookTiming = field(default_factory=HookTiming)
     alarm: AlarmNotifier = field(default_factory=LogAlarm)
     rng: random.Random | None = None
+    ogp: OgpImages = field(default_factory=OgpImages)  # each article's share image, as the API serves it
 
 
 def parts_from_settings(settings: Any) -> HookParts:
@@ -33,7 +35,7 @@ def parts_from_settings(settings: Any) -> HookParts:
         alarm = TopicAlarm(
             settings.alarm_topic_arn, sns_client_factory(settings.https_proxy, settings.no_proxy)
         )
-    return HookParts(transport, alarm=alarm)
+    return HookParts(transport, alarm=alarm, ogp=ogp_images(settings))
 
 
 def dispatcher(parts: HookParts, hooks: HookStore, site_url: str | None) -> HookDispatcher:
@@ -45,4 +47,5 @@ def dispatcher(parts: HookParts, hooks: HookStore, site_url: str | None) -> Hook
         rng=parts.rng,
         alarm=parts.alarm,
         site_url=site_url,
+        ogp=parts.ogp,
     )

@@ -68,15 +68,19 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         r"\1" + REDACTED,
     ),
-    # AWS secret access keys named as such (a settings dump, a credentials file, botocore's debug).
+    # AWS secret access keys and session tokens named as such (a settings dump, a credentials file,
+    # botocore's debug, the Lambda environment's AWS_SESSION_TOKEN).
     (
-        re.compile(r"""(?i)(\b(?:aws_)?secret_?access_?key\b["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{20,}"""),
+        re.compile(
+            r"""(?i)(\b(?:aws_)?(?:secret_?access_?key|session_?token|security_?token)\b["']?\s*[:=]\s*["']?)"""
+            r"""[A-Za-z0-9/+=]{16,}"""
+        ),
         r"\1" + REDACTED,
     ),
     # GitHub tokens: installation (ghs_), user-to-server (ghu_), personal (ghp_), OAuth (gho_),
-    # refresh (ghr_), fine-grained personal (github_pat_). Not "\b": "_" is a word character, and a
-    # token glued to a name (installation_token_ghs_...) is still a token.
-    (re.compile(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
+    # refresh (ghr_), fine-grained personal (github_pat_). Anywhere, not after "\b" or a non-letter: a
+    # token glued to a name (installation_token_ghs_..., xghs_...) is still a token.
+    (re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{20,})"), REDACTED),
     # JWTs: base64url header and payload (both JSON objects, so both start "eyJ"), then a signature.
     (re.compile(r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"), REDACTED),
     # AWS access key ids: long-term (AKIA) and temporary (ASIA).
@@ -97,6 +101,7 @@ _SECRET_KEYS = frozenset(
     {"authorization", "proxy-authorization", "cookie", "set-cookie", "password", "passwd", "token"}
     | {"access_token", "secret", "private_key", "client_secret", "x-amz-security-token"}
     | {"x-api-key", "api_key", "api-key", "ssl_key_password", "aws_secret_access_key", "secretaccesskey"}
+    | {"aws_session_token", "session_token", "aws_security_token", "security_token"}
 )
 
 

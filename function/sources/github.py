@@ -46,8 +46,9 @@ MAX_TARBALL_BYTES = 64 * 1024 * 1024
 # What the tarball may unpack to, per byte of MAX_TARBALL_BYTES: text compresses about 4:1.
 UNPACKED_PER_PACKED = 4
 MAX_WORKERS_LIMIT = 16  # far below GitHub's secondary limit of 100 concurrent requests
-_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+# Matched whole (fullmatch): "$" would also match before a trailing newline.
+_SHA_RE = re.compile(r"[0-9a-f]{40}")
+_REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 # Whatever goes wrong with the tarball, the blobs are still there: these end the tarball attempt only.
 _TARBALL_ERRORS = (
     HttpError,
@@ -115,7 +116,7 @@ class GitHubSource:
     # -- requests ----------------------------------------------------------------------------------
 
     def _repo_url(self, repo: RepoRef) -> str:
-        if not _REPO_RE.match(repo.full_name) or ".." in repo.full_name:
+        if not _REPO_RE.fullmatch(repo.full_name) or ".." in repo.full_name:
             raise SourcePermanentError(f"not a repository name: {repo.full_name!r}")
         return f"{self.api_url}/repos/{repo.full_name}"
 
@@ -184,7 +185,7 @@ class GitHubSource:
             repo, f"head of {branch!r}", f"/commits/{quote(branch, safe='/')}", SHA_MEDIA_TYPE
         )
         sha = response.body.decode("ascii", "replace").strip().lower()
-        if not _SHA_RE.match(sha):
+        if not _SHA_RE.fullmatch(sha):
             raise SourceUnavailable(f"{repo.full_name}: head of {branch!r}: not a commit SHA")
         return sha
 
@@ -201,7 +202,7 @@ class GitHubSource:
         submodules do not). A truncated listing gives ``complete=False``. Raises ``SourceUnavailable``
         (worth retrying) or ``SourcePermanentError`` (repository, branch or installation gone)."""
         pushed = (repo.pushed_head or "").lower()
-        if repo.branch is None or not _SHA_RE.match(pushed):
+        if repo.branch is None or not _SHA_RE.fullmatch(pushed):
             branch = repo.branch or self.default_branch(repo)
             return self.listing(repo, self.head_sha(repo, branch))
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pushed-listing") as pool:
@@ -229,7 +230,7 @@ class GitHubSource:
         articles = tuple(f for f in blobs if self._is_article(f.path))
         books = tuple(f for f in blobs if is_book_path(f.path))
         # Every other blob (books' files included): where the images readers see come from.
-        others = tuple(f for f in blobs if not self._is_article(f.path) and _SHA_RE.match(f.sha))
+        others = tuple(f for f in blobs if not self._is_article(f.path) and _SHA_RE.fullmatch(f.sha))
         return Snapshot(
             head_sha=head, files=articles, complete=not truncated, book_files=books, others=others
         )
@@ -314,7 +315,7 @@ class GitHubSource:
             return dict(zip(shas, outcomes, strict=True))
 
     def _fetch_blob(self, repo: RepoRef, sha: str) -> bytes | _Failed:
-        if not _SHA_RE.match(sha):
+        if not _SHA_RE.fullmatch(sha):
             return _Failed("not a blob SHA", retryable=False)
         try:
             response = self._get(repo, f"/git/blobs/{sha}", RAW_MEDIA_TYPE, max_bytes=self._blob_cap())

@@ -21,6 +21,8 @@ from function.store.driver_errors import describe, error_chain, error_code, is_c
 log = logging.getLogger(__name__)
 _peewee_log = logging.getLogger("peewee")
 
+NO_TABLES = "the database has no blog-api tables yet: run `blog-api init-db` against it"
+
 
 def is_missing_table(exc: BaseException) -> bool:
     """True when ``exc`` says a table does not exist: a database nobody ran ``init-db`` against."""
@@ -43,9 +45,7 @@ def translate_errors(server: str = "") -> Iterator[None]:
         if is_connection_error(exc):
             raise DatabaseUnavailable(_describe(exc, server)) from exc
         if is_missing_table(exc):
-            raise DatabaseNotInitialised(
-                "the database has no blog-api tables yet: run `blog-api init-db` against it"
-            ) from exc
+            raise DatabaseNotInitialised(NO_TABLES) from exc
         raise
 
 

@@ -139,3 +139,12 @@ def _lock_prefix(database: str) -> str:
 
 def _lock_name(database: str, user_id: int) -> str:
     return f"{_lock_prefix(database)}{user_id}"
+
+
+def server_lock_name(database: str, what: str) -> str:
+    """The server-wide ``GET_LOCK`` name of ``what`` (a few characters, such as ``"migrate"``) in
+    ``database``: within MySQL's 64 characters, the database's name hashed when it is too long."""
+    name = f"{PROJECT}:{database}:{what}"
+    if len(name) <= 64:
+        return name
+    return f"{PROJECT}:{hashlib.sha256(database.encode()).hexdigest()[:16]}:{what}"

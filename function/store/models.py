@@ -6,6 +6,9 @@ No model has a database of its own: queries bind explicitly. Times are naive UTC
 same second look equal). Text columns are utf8mb4 on MySQL whatever the server's default; keys that
 name things in the repository (slugs, paths, tag paths) compare byte-exact, as they do on SQLite and
 in git, so ``Foo`` and ``foo`` are two articles.
+
+A change to a table here (a column, an index, a new table) comes with a migration step that makes the
+same change to the databases that exist: ``function.store.migrations.steps``.
 """
 
 from __future__ import annotations
@@ -134,7 +137,7 @@ class Delivery(BaseModel):
     error = Utf8TextField(null=True)
     attempts = peewee.IntegerField(default=1)
     # What the delivery changed (rows written, articles in sync untouched). NULL on rows recorded by a
-    # version that did not count them; nullable so `init-db` can add them to an existing table.
+    # version that did not count them.
     written = peewee.IntegerField(null=True)
     unchanged = peewee.IntegerField(null=True)
     # Whether a failure may pass on a retry (``DeliveryRecord.retryable``); NULL reads as false.
@@ -292,18 +295,6 @@ MODELS: tuple[type[BaseModel], ...] = (
 )
 
 
-# Nullable columns added after the first release: ``create_tables`` adds them to an existing table
-# (ALTER TABLE ... ADD COLUMN, no data touched), so an older database needs no migration for them.
-ADDED_COLUMNS: tuple[peewee.Field, ...] = (
-    User.repository_id,
-    Delivery.written,
-    Delivery.unchanged,
-    Article.emoji,
-    Article.toc,
-    Delivery.retryable,
-    User.github_account_id,
-)
-
 # --- Zenn books: a book per folder books/<slug>/, its chapters, and the books that failed -------------
 
 
@@ -380,4 +371,3 @@ class FailedBook(BaseModel):
 
 
 MODELS = (*MODELS, Book, BookChapter, FailedBook)
-ADDED_COLUMNS = (*ADDED_COLUMNS, Book.cover_url)

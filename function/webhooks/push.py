@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import parse_qs
@@ -11,6 +12,9 @@ from function.errors import BadRequest
 from function.webhooks.envelope import Envelope, PushRef, is_installation_id
 
 FORM = "application/x-www-form-urlencoded"
+# No git ref or GitHub repository name holds a control character, and a lone surrogate (what JSON's
+# "\udcbf" escape decodes to) cannot even be encoded as UTF-8 to be stored, logged or requested.
+_NOT_IN_A_NAME = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def decode_payload(body: bytes, content_type: str | None = None) -> object:
@@ -54,6 +58,7 @@ def classify_push(payload: object, tracked_branch: str | None) -> PushRef | Skip
     ref = payload.get("ref")
     if not isinstance(ref, str):
         raise BadRequest("push payload has no string 'ref'")
+    _check_name("ref", ref)
     if ref.startswith("refs/tags/"):
         return Skip(f"tag push ({ref[len('refs/tags/') :]})")
     if not ref.startswith("refs/heads/"):
@@ -64,11 +69,13 @@ def classify_push(payload: object, tracked_branch: str | None) -> PushRef | Skip
     full_name = _field(repository, "full_name")
     if not isinstance(full_name, str) or "/" not in full_name:
         raise BadRequest("push payload has no repository.full_name")
+    _check_name("repository.full_name", full_name)
     branch = ref[len("refs/heads/") :]
     default_branch = _field(repository, "default_branch") or _field(repository, "master_branch")
     tracked = tracked_branch or (default_branch if isinstance(default_branch, str) else None)
     if tracked is None:
         raise BadRequest("push payload has no repository.default_branch and ARTICLE_BRANCH is not set")
+    _check_name("repository.default_branch", tracked)
     if branch != tracked:
         return Skip(f"push to {branch[:200]}, not the tracked branch {tracked}")
     installation_id = _field(payload.get("installation"), "id")
@@ -81,9 +88,15 @@ def classify_push(payload: object, tracked_branch: str | None) -> PushRef | Skip
         repository=full_name,
         branch=branch,
         installation_id=installation_id,
-        after=after if isinstance(after, str) else None,
+        # Only a hint (the head the push reported): one that could be no commit SHA is dropped.
+        after=after if isinstance(after, str) and not _NOT_IN_A_NAME.search(after) else None,
         repository_id=repository_id if is_installation_id(repository_id) else None,
     )
+
+
+def _check_name(field: str, value: str) -> None:
+    if _NOT_IN_A_NAME.search(value):
+        raise BadRequest(f"push payload's {field} holds a control character or a lone surrogate")
 
 
 @dataclass(frozen=True)

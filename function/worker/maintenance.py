@@ -1,6 +1,7 @@
 """One-off maintenance through the function itself, and the user registration the CLI shares:
 
-- ``{"kind": "init-db"}`` creates the tables (what ``blog-api init-db`` runs);
+- ``{"kind": "init-db"}`` creates the tables of a new database, or migrates an earlier one to this
+  version's schema (what ``blog-api init-db`` runs);
 - ``{"kind": "add-user", "name": …, "email": …, "installationId": …}`` registers a user (what
   ``blog-api users add`` runs).
 
@@ -18,7 +19,10 @@ from typing import TYPE_CHECKING, Any
 from function.errors import BadRequest, Conflict, SchemaMismatch, UserExists
 
 if TYPE_CHECKING:
+    import peewee
+
     from function.services import Services
+    from function.store.migrations.runner import MigrationReport
 
 INIT_DB_KIND = "init-db"
 ADD_USER_KIND = "add-user"
@@ -121,32 +125,51 @@ def run_add_user(services: Services, event: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def initialise(db: Any) -> list[str]:
-    """Create the tables (idempotent, adding the nullable columns newer versions introduced) and return
-    how the existing ones still differ from this version's (empty when they agree)."""
+def migrate_database(db: peewee.Database) -> MigrationReport:
+    """``blog-api migrate``: bring the database to this version's schema in place, each step it lacks
+    once and in order (``function.store.migrations.migrate``; a database without tables gets them), then
+    refuse with SchemaMismatch what no step mends (a column this version needs is still missing, or one
+    it does not know refuses its rows)."""
     from function.store.connection import connection
-    from function.store.schema import create_tables, schema_differences
+    from function.store.migrations.runner import migrate
+    from function.store.schema import schema_differences
+
+    with connection(db):
+        report = migrate(db)
+        refuse_differences(schema_differences(db))
+        return report
+
+
+def initialise(db: peewee.Database) -> MigrationReport:
+    """``blog-api init-db``: ``migrate_database``, then the server's keys, made now rather than by the
+    first reader. Idempotent."""
+    from function.store.connection import connection
     from function.store.server_keys import CURSOR_KEY, server_key
 
     with connection(db):
-        create_tables(db)
-        differences = schema_differences(db)
-        if not differences:
-            server_key(db, CURSOR_KEY)  # made now rather than by the first reader
-        return differences
+        report = migrate_database(db)
+        server_key(db, CURSOR_KEY)
+        return report
 
 
 def refuse_differences(differences: list[str]) -> None:
     """Raise SchemaMismatch naming the differences, if any."""
     if differences:
         raise SchemaMismatch(
-            "the database's tables were made by another version of blog-api ("
+            "the database's tables differ from this version's in ways no migration step mends ("
             + "; ".join(differences)
-            + "): migrate them, or for a local database made by `make run`, delete .data/ and run again"
+            + "): they were changed by hand or made by an unknown version; for a local database made by "
+            "`make run`, delete .data/ and run again"
         )
 
 
 def run_init_db(services: Services) -> dict[str, Any]:
-    """The event's work: ``{"status": "ready"}`` once the tables exist, or SchemaMismatch (409)."""
-    refuse_differences(initialise(services.database()))
-    return {"status": "ready", "message": "database ready"}
+    """The event's work: ``blog-api init-db``'s, answered ``{"status": "ready", "schemaVersion",
+    "migration": [what the migration did, a line each]}``; SchemaMismatch (409) as the command."""
+    report = initialise(services.database())
+    return {
+        "status": "ready",
+        "message": "database ready",
+        "schemaVersion": report.after,
+        "migration": report.lines(),
+    }

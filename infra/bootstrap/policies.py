@@ -28,8 +28,14 @@ from infra.bootstrap.image_policies import (
 from shared import names
 
 # The function's parameters, by the suffix of their name under /<prefix>/blog-api/ (the stack files'
-# defaults): the three SecureStrings, and the App id, a String that `pulumi up` reads.
-SECURE_PARAMETERS = ("github-webhook-secret", "github-app-private-key", "database-url")
+# defaults): the SecureStrings (the Cloudinary secret only exists where share images use Cloudinary), and
+# the App id, a String that `pulumi up` reads.
+SECURE_PARAMETERS = (
+    "github-webhook-secret",
+    "github-app-private-key",
+    "database-url",
+    "cloudinary-api-secret",
+)
 APP_ID_PARAMETER = "github-app-id"
 # The managed policies the function role gets (infra.function); the deploy role may attach only these.
 FUNCTION_MANAGED_POLICIES = (

@@ -81,3 +81,50 @@ def test_webhook_and_events_never_answer_cors(cors_api: ReadApi, path: str) -> N
     for answer in (preflight, posted):
         assert answer.status_code >= 400
         assert not [h for h in answer.headers.keys() if h.lower().startswith("access-control-")]
+
+
+@pytest.fixture
+def public_api(make_api: Any) -> ReadApi:
+    api: ReadApi = make_api(cors_allowed_origins=("*",))
+    api.add([article("a1")], T0)
+    return api
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/users/{USER}/articles?page=1&perPage=10",
+        f"/users/{USER}/articles/tag-facets",
+        f"/users/{USER}/articles/a1",
+        "/users/nobody/articles",
+    ],
+)
+@pytest.mark.parametrize("origin", [ORIGIN, "https://elsewhere.example", None])
+def test_any_origin_reads_a_public_api_without_credentials(
+    public_api: ReadApi, path: str, origin: str | None
+) -> None:
+    answer = public_api.get(path, headers={"Origin": origin} if origin else {})
+    assert answer.headers["Access-Control-Allow-Origin"] == "*"
+    assert "Access-Control-Allow-Credentials" not in answer.headers
+    # One answer for every origin: nothing for a cache to key on.
+    assert "Origin" not in answer.headers.get("Vary", "")
+
+
+def test_a_preflight_to_a_public_api_is_a_204_for_any_origin(public_api: ReadApi) -> None:
+    answer = public_api.client.options(
+        f"/users/{USER}/articles/tag-facets",
+        headers={"Origin": "https://elsewhere.example", "Access-Control-Request-Method": "GET"},
+    )
+    assert answer.status_code == 204
+    assert answer.headers["Access-Control-Allow-Origin"] == "*"
+    assert "Access-Control-Allow-Credentials" not in answer.headers
+
+
+@pytest.mark.parametrize("path", ["/webhooks/github", "/events"])
+def test_a_public_api_still_answers_no_cors_on_webhook_and_events(public_api: ReadApi, path: str) -> None:
+    headers = {"Origin": ORIGIN, "Access-Control-Request-Method": "POST"}
+    preflight = public_api.client.options(path, headers=headers)
+    posted = public_api.client.post(path, data=b"{}", headers={"Origin": ORIGIN})
+    for answer in (preflight, posted):
+        assert answer.status_code >= 400
+        assert not [h for h in answer.headers.keys() if h.lower().startswith("access-control-")]

@@ -68,6 +68,9 @@ def test_keys_are_content_addressed_and_well_formed() -> None:
         "A" * 64 + ".png",
         "abc.png",
         "a" * 64 + ".html",
+        "a" * 64 + ".png\n",  # a trailing newline: "$" would match before it
+        "a" * 64 + ".png\r\n",
+        "\n" + "a" * 64 + ".png",
     ],
 )
 def test_anything_but_a_key_is_not_one(value: str) -> None:

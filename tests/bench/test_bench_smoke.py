@@ -34,6 +34,8 @@ TINY = (
     "0",
     "--real-sizes",
     "10",
+    "--front-end-size",
+    "30",
 )
 CASES = (
     "first sync",
@@ -44,6 +46,9 @@ CASES = (
     "read: one article (p50 / p99)",
     "read: 304 revalidation (p50 / p99)",
     "read: largest answer",
+    "read: page by number with totals (p50 / p99)",
+    "read: page 3, two tags in OR mode (p50 / p99)",
+    "read: tag facets, whole blog (p50 / p99)",
     "import function.handler",
 )
 
@@ -100,3 +105,7 @@ def test_tiny_run_prints_every_case_and_writes_the_fragment(mysql_server: str, t
     assert int(rows["no-change push"][5].split(" / ")[0]) <= 3
     # AND a list page takes at most two query round trips besides the connection's three
     assert int(rows["read: list page (p50 / p99)"][5].split()[0]) <= 2 + 3
+    # AND so does a page by number with its totals; the tag facets take one
+    assert int(rows["read: page by number with totals (p50 / p99)"][5].split()[0]) <= 2 + 3
+    assert int(rows["read: page 3, two tags in OR mode (p50 / p99)"][5].split()[0]) <= 2 + 3
+    assert int(rows["read: tag facets, whole blog (p50 / p99)"][5].split()[0]) <= 1 + 3

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
+from function.store.migrations.steps import SCHEMA_VERSION
 from function.store.schema import create_tables
 from tests.kit.cli import run_cli
 
@@ -63,6 +64,35 @@ def test_deliveries_default_limit_is_twenty(sqlite_url: str) -> None:
     assert len(result.stdout.splitlines()) == 1 + 20
 
 
+def test_a_delivery_a_retry_may_pass_says_so_after_its_outcome(sqlite_url: str) -> None:
+    # GIVEN a failed delivery whose file failed with a GitHub 502 (the worker records it retryable)
+    seed(sqlite_url, 0)
+    db = open_database(sqlite_url)
+    with connection(db):
+        store = PeeweeStore(db)
+        store.start_delivery("d-502", "push", 1, "alice/blog", T0, T0)
+        store.finish_delivery(
+            "d-502",
+            head_sha="abc",
+            processed=1,
+            succeeded=0,
+            failed=1,
+            archived=0,
+            outcome="failed",
+            error="articles/x.md: blob abc: GitHub answered 502",
+            now=T0,
+            retryable=True,
+        )
+    db.close()
+
+    result = run_cli("deliveries", env={"DATABASE_URL": sqlite_url})
+
+    assert result.stdout.splitlines()[1].split("\t")[7:] == [
+        "failed (retryable)",
+        "articles/x.md: blob abc: GitHub answered 502",
+    ]
+
+
 def test_deliveries_without_tables_is_a_one_line_error(sqlite_url: str) -> None:
     result = run_cli("deliveries", env={"DATABASE_URL": sqlite_url})
 
@@ -76,13 +106,16 @@ def test_init_db_adds_the_change_counts_to_a_table_made_before_them(sqlite_url: 
     seed(sqlite_url, 1)
     db = open_database(sqlite_url)
     with connection(db):
+        db.execute_sql("DROP TABLE schema_version")  # and before schema versions
         db.execute_sql("ALTER TABLE deliveries DROP COLUMN written")
         db.execute_sql("ALTER TABLE deliveries DROP COLUMN unchanged")
     db.close()
     env = {"DATABASE_URL": sqlite_url}
 
     # WHEN init-db runs THEN it adds the columns, keeps the row, and the old row shows "-" for them
-    assert run_cli("init-db", env=env).stdout == "database ready\n"
+    migrated = run_cli("init-db", env=env).stdout.splitlines()
+    assert migrated[0] == f"migrated the schema from version 0 to {SCHEMA_VERSION}:"
+    assert migrated[-1] == "database ready"
     result = run_cli("deliveries", env=env)
 
     assert result.exit_code == 0, result.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
+from function.store.migrations.steps import SCHEMA_VERSION
 from tests.kit.cli import CliResult, run_cli
 from tests.kit.mariadb import server_from_url
 
@@ -158,7 +159,9 @@ def test_init_db_creates_the_default_database_where_it_says(
 ) -> None:
     monkeypatch.chdir(tmp_path)
 
-    assert run_cli("init-db", env=BARE).stdout == "database ready\n"
+    assert run_cli("init-db", env=BARE).stdout == (
+        f"created the tables at schema version {SCHEMA_VERSION}\ndatabase ready\n"
+    )
     assert (tmp_path / ".data" / "blog.db").is_file()
     assert run_cli("deliveries", env=BARE).exit_code == 0
 

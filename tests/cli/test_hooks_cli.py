@@ -192,3 +192,31 @@ def test_sync_tells_the_users_endpoints_what_it_changed(
     [request] = receiver.received
     body = verify(request, secret)
     assert body["type"] == "articles.changed" and len(body["data"]["published"]) >= 6
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/in",
+        "https://127.0.0.1/in",
+        "https://127.8.9.10:8443/in",
+        "https://[::1]/in",
+        "https://localhost/in",
+        "https://LOCALHOST./in",
+        "https://api.localhost/in",
+    ],
+)
+def test_add_on_lambda_refuses_a_loopback_endpoint_it_could_never_call(
+    env: dict[str, str | None], url: str
+) -> None:
+    # GIVEN the command run where the function runs (Lambda mode: loopback is never called there)
+    on_lambda = {**env, "AWS_LAMBDA_FUNCTION_NAME": "d-st-blog-api", "GITHUB_WEBHOOK_SECRET": "s" * 40}
+    # WHEN a loopback endpoint is added THEN it is refused in one line and nothing is registered
+    result = run_cli("hooks", "add", "--user", "demo", "--url", url, env=on_lambda)
+    assert result.exit_code != 0 and "loopback" in result.stderr, result
+    assert run_cli("hooks", "list", env=env).stdout.splitlines()[1:] == []
+
+
+def test_add_outside_lambda_still_takes_a_loopback_endpoint(env: dict[str, str | None]) -> None:
+    result = run_cli("hooks", "add", "--user", "demo", "--url", "https://localhost:8443/in", env=env)
+    assert result.exit_code == 0, result.stderr

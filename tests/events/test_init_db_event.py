@@ -16,6 +16,7 @@ from function import handler as handler_module
 from function.aws.dispatch import dispatch
 from function.store.backends import open_database
 from function.store.connection import connection
+from function.store.migrations.steps import SCHEMA_VERSION
 from tests.kit.blog_fixtures import Blog
 from tests.kit.deliveries import SECRET, as_http_event
 
@@ -41,8 +42,16 @@ def test_a_direct_invocation_creates_the_tables(monkeypatch: pytest.MonkeyPatch,
     first = handler_module.handler(dict(INIT_DB), None)
     second = handler_module.handler(dict(INIT_DB), None)
 
-    # THEN it answers ready and the tables are there
-    assert first == second == {"statusCode": 200, "body": {"status": "ready", "message": "database ready"}}
+    # THEN it answers ready, having made the tables the first time and nothing the second
+    ready = {"status": "ready", "message": "database ready", "schemaVersion": SCHEMA_VERSION}
+    assert first == {
+        "statusCode": 200,
+        "body": {**ready, "migration": [f"created the tables at schema version {SCHEMA_VERSION}"]},
+    }
+    assert second == {
+        "statusCode": 200,
+        "body": {**ready, "migration": [f"schema version {SCHEMA_VERSION}: up to date"]},
+    }
     db = open_database(url)
     with connection(db):
         assert {"users", "articles", "deliveries"} <= set(db.get_tables())

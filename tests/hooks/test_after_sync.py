@@ -8,6 +8,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from function.hooks.guard import AddressPolicy
 from function.hooks.signing import new_secret
 from function.hooks.transport import Transport
 from function.hooks.wiring import HookParts
+from function.ogp.images import ogp_images
 from function.store.hooks import HookStore
 from function.store.models import HookEvent, utc_now
 from shared.names import SCHEDULED_REDELIVERY_KIND
@@ -188,3 +190,23 @@ def test_inline_mode_answers_github_before_any_webhook_is_answered(
         time.sleep(0.05)
     [attempt] = attempts_made(blog)
     assert attempt.ok and attempt.status_code == 200
+
+
+def test_each_changed_article_carries_the_share_image_the_read_api_serves(
+    told: Blog, receiver: WebhookReceiver
+) -> None:
+    told.settings = replace(told.settings, ogp_default_image_url="https://blog.kumo-corp.jp/og.png")
+    told.hook_parts = replace(told.hook_parts, ogp=ogp_images(told.settings))
+    secret = register(told, receiver.url())
+    photo = b"---\ntitle: Photo\npublish: true\nthumbnail: https://img.kumo-corp.jp/p.png\n---\n\nHi.\n"
+    told.commit({"articles/hello.md": article("Hello"), "articles/photo.md": photo})
+
+    told.deliver_via_lambda(delivery="push-1")
+
+    (request,) = receiver.received
+    published = {ref["slug"]: ref["ogpUrl"] for ref in verify(request, secret)["data"]["published"]}
+    assert published == {
+        "hello": "https://blog.kumo-corp.jp/og.png",
+        "photo": "https://img.kumo-corp.jp/p.png",
+    }
+    assert published == {entry["slug"]: entry["ogpUrl"] for entry in told.articles()}

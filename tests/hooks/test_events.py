@@ -127,3 +127,41 @@ def test_the_front_end_guide_prints_this_schema_and_a_body_it_accepts() -> None:
     assert json.loads(printed) == EVENT_SCHEMA
     example = page.split("## The body and its schema\n\n```json\n", 1)[1].split("\n```", 1)[0]
     jsonschema.validate(json.loads(example), EVENT_SCHEMA)
+
+
+def test_each_entry_carries_its_share_image_when_known() -> None:
+    data = events.articles_changed(
+        "alice",
+        published=["a"],
+        updated=["b"],
+        unpublished=["gone"],
+        head_sha="abc",
+        site_url=None,
+        ogp_urls={"a": "https://img.example/a.png", "b": "", "gone": "https://og.example/gone"},
+    )
+    assert [ref["ogpUrl"] for kind in ("published", "updated", "unpublished") for ref in data[kind]] == [
+        "https://img.example/a.png",
+        "",
+        "https://og.example/gone",
+    ]
+    jsonschema.validate(json.loads(events.body(events.ARTICLES_CHANGED, AT, data)), EVENT_SCHEMA)
+
+
+def test_a_merge_keeps_each_slugs_newest_share_image_and_an_old_event_stays_valid() -> None:
+    older = changed(published=["a", "b"])  # queued by a version that sent no share image
+    newer = events.articles_changed(
+        "alice",
+        published=[],
+        updated=["b", "c"],
+        unpublished=[],
+        head_sha="def",
+        site_url=None,
+        ogp_urls={"b": "https://og.example/b2", "c": ""},
+    )
+
+    merged = events.merge_changes(older, newer, site_url=None)
+
+    refs = {ref["slug"]: ref for kind in ("published", "updated") for ref in merged[kind]}
+    assert "ogpUrl" not in refs["a"]
+    assert (refs["b"]["ogpUrl"], refs["c"]["ogpUrl"]) == ("https://og.example/b2", "")
+    jsonschema.validate(json.loads(events.body(events.ARTICLES_CHANGED, AT, merged)), EVENT_SCHEMA)

@@ -44,6 +44,8 @@ def test_a_public_https_host_is_allowed_with_every_address_it_resolves_to() -> N
         ("fe80::1%eth0", "link-local"),
         ("fd00:ec2::254", "metadata"),
         ("fc00::1", "private"),
+        ("fec0::1", "site-local"),  # deprecated site-local (RFC 3879), still routed inside some networks
+        ("feff:ffff::1", "site-local"),
         ("ff02::1", "multicast"),
         ("::", "unspecified"),
         ("::ffff:10.0.0.1", "private"),

@@ -63,6 +63,11 @@ SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
             "blog-api:reservedConcurrency": "40",
             "blog-api:siteUrl": "https://blog.kumo-corp.jp",
             "blog-api:corsAllowedOrigins": "https://blog.kumo-corp.jp,https://www.kumo-corp.jp",
+            "blog-api:ogpImageUrlTemplate": "https://og.kumo-corp.jp/card?title={title}&slug={slug}",
+            "blog-api:cloudinaryCloudName": "kumo-corp",
+            "blog-api:cloudinaryOgpPublicId": "blog/og-base",
+            "blog-api:cloudinaryApiSecretParam": "/p-st/blog-api/cloudinary-api-secret",
+            "blog-api:ogpDefaultImageUrl": "https://blog.kumo-corp.jp/og.png",
         },
     ),
     # dev on a customer managed key of its own, like prod.

@@ -39,6 +39,9 @@ RUNTIME_MODULES = (
 )
 
 
+PLANTED = ("function/.env", "shared/.env.local", "function/untracked_scratch.py")
+
+
 @dataclass(frozen=True)
 class Built:
     first: packaging.PackageInfo
@@ -51,9 +54,14 @@ class Built:
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     root = tmp_path_factory.mktemp("checkout")
     for package in packaging.SOURCE_PACKAGES:
-        shutil.copytree(REPO_ROOT / package, root / package)
+        shutil.copytree(REPO_ROOT / package, root / package, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(REPO_ROOT / "pyproject.toml", root / "pyproject.toml")
     shutil.copy2(REPO_ROOT / "uv.lock", root / "uv.lock")
+    subprocess.run(["git", "-C", str(root), "init", "-q"], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "."], check=True)
+    # Planted after the snapshot was tracked: a local secret and a module nobody committed.
+    for planted in PLANTED:
+        (root / planted).write_text("AWS_SECRET_ACCESS_KEY=planted\n")
     first = packaging.build_package(tmp_path_factory.mktemp("build-a"), root=root)
     second = packaging.build_package(tmp_path_factory.mktemp("build-b"), root=root)
     with zipfile.ZipFile(first.path) as archive:
@@ -70,10 +78,15 @@ def test_zip_holds_the_project_packages_without_caches_or_tests(built: Built) ->
         expected = {
             path.relative_to(built.source_root).as_posix()
             for path in (built.source_root / package).rglob("*.py")
-            if "__pycache__" not in path.parts and "tests" not in path.parts
-        }
+            if "__pycache__" not in path.parts
+            and "tests" not in path.parts
+            and not path.relative_to(built.source_root).as_posix().startswith(packaging.LOCAL_ONLY_SOURCES)
+        } - set(PLANTED)
         assert expected and expected <= set(built.names)
     assert not [n for n in built.names if "/tests/" in n or n.startswith(("bin/", "tests/"))]
+    # Files planted in the work tree are not part of it: no dotfile, nothing untracked.
+    ours = [n for n in built.names if n.startswith(tuple(f"{p}/" for p in packaging.SOURCE_PACKAGES))]
+    assert not [n for n in ours if n.startswith(PLANTED) or "/." in n]
     # The checkout's own caches (this machine's Python) never get in: only the runtime's bytecode.
     assert not [n for n in built.names if n.endswith(".pyc") and ".cpython-312." not in n]
 
@@ -151,6 +164,8 @@ def test_zip_holds_every_third_party_module_the_code_imports(built: Built) -> No
     imported: set[str] = set()
     for package in packaging.SOURCE_PACKAGES:
         for path in (built.source_root / package).rglob("*.py"):
+            if path.relative_to(built.source_root).as_posix().startswith(packaging.LOCAL_ONLY_SOURCES):
+                continue  # left out of the zip (test_zip_leaves_the_local_preview_out)
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.Import):
                     imported.update(alias.name.split(".")[0] for alias in node.names)
@@ -161,6 +176,19 @@ def test_zip_holds_every_third_party_module_the_code_imports(built: Built) -> No
     # when it is there).
     third_party -= {"snapshot_restore_py"}
     assert third_party <= top_level(built.names), third_party - top_level(built.names)
+
+
+def test_zip_leaves_the_local_preview_out(built: Built) -> None:
+    # The author's preview never runs on Lambda, and its watcher is not a runtime dependency.
+    assert not [name for name in built.names if name.startswith("function/preview/")]
+    assert "watchfiles" not in top_level(built.names)
+    assert "function/cli/preview.py" in built.names
+
+
+def test_zip_holds_the_data_files_the_code_reads(built: Built) -> None:
+    # The content stylesheet is read beside its module at run time (GET /static/content.css).
+    assert "function/api/content.css" in packaging.DATA_FILES
+    assert packaging.DATA_FILES <= set(built.names)
 
 
 def test_zip_leaves_development_packages_out(built: Built) -> None:
@@ -212,6 +240,8 @@ def test_inputs_digest_follows_sources_locked_versions_and_python(tmp_path: Path
     for package in packaging.SOURCE_PACKAGES:
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
+    subprocess.run(["git", "-C", str(tmp_path), "init", "-q"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "."], check=True)
     locked = "flask==3.1.3 --hash=sha256:aa\n"
     base = packaging.input_digest(tmp_path, locked, "3.12", "3.12.1")
     assert packaging.input_digest(tmp_path, locked, "3.12", "3.12.1") == base
@@ -222,6 +252,8 @@ def test_inputs_digest_follows_sources_locked_versions_and_python(tmp_path: Path
     (tmp_path / "function" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
     assert packaging.input_digest(tmp_path, locked, "3.12", "3.12.1") == base
     (tmp_path / "function" / "handler.py").write_text("def handler(event, context): ...\n")
+    assert packaging.input_digest(tmp_path, locked, "3.12", "3.12.1") == base  # not tracked: not an input
+    subprocess.run(["git", "-C", str(tmp_path), "add", "function/handler.py"], check=True)
     assert packaging.input_digest(tmp_path, locked, "3.12", "3.12.1") != base
 
 

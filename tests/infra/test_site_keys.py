@@ -28,7 +28,7 @@ def test_the_committed_stacks_leave_them_unset() -> None:
         ({"siteUrl": "blog.kumo-corp.jp"}, "siteUrl"),
         ({"siteUrl": "http://blog.kumo-corp.jp"}, "siteUrl"),
         ({"siteUrl": "https://blog.example.com"}, "siteUrl"),
-        ({"corsAllowedOrigins": "*"}, "corsAllowedOrigins"),
+        ({"corsAllowedOrigins": "*,https://blog.kumo-corp.jp"}, "corsAllowedOrigins"),
         ({"corsAllowedOrigins": "https://blog.kumo-corp.jp/"}, "corsAllowedOrigins"),
         ({"corsAllowedOrigins": "https://blog.example.com"}, "corsAllowedOrigins"),
     ],
@@ -36,3 +36,7 @@ def test_the_committed_stacks_leave_them_unset() -> None:
 def test_bad_or_example_values_are_refused_naming_the_key(overrides: dict[str, str], key: str) -> None:
     (problem,) = problems("prod", **overrides)
     assert problem.startswith(f"blog-api:{key} ") and "--stack prod" in problem
+
+
+def test_any_origin_is_a_value_a_stack_may_set() -> None:
+    assert config_of("prod", corsAllowedOrigins="*").cors_allowed_origins == "*"

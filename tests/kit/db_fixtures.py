@@ -108,19 +108,21 @@ def mysql_server(request: pytest.FixtureRequest, mariadb_server: ServerInfo) -> 
 @pytest.fixture
 def mysql_url(mysql_server: str) -> Iterator[str]:
     """A fresh, empty utf8mb4 database for this test, dropped after it."""
-    yield from fresh_database(mysql_server)
+    with fresh_database(mysql_server) as url:
+        yield url
 
 
 @pytest.fixture
 def tidb_url(tidb_relay: TiDBRelay) -> Iterator[str]:
     """A fresh, empty database reached through the TiDB-faithful relay (in every run)."""
     assert tidb_relay.info is not None
-    yield from fresh_database(tidb_relay.info.admin_url)
+    with fresh_database(tidb_relay.info.admin_url) as url:
+        yield url
 
 
+@contextlib.contextmanager
 def fresh_database(admin_url: str) -> Iterator[str]:
-    """Yields the URL of a fresh, empty utf8mb4 database on the server of ``admin_url``, and drops it
-    when resumed (a generator for fixtures of any scope)."""
+    """A fresh, empty utf8mb4 database on the server of ``admin_url`` for the block, dropped after it."""
     info = server_from_url(admin_url)
     name = f"blogapi_t_{uuid.uuid4().hex[:12]}"
     admin = info.connect()
@@ -161,6 +163,16 @@ def db_url(request: pytest.FixtureRequest) -> str:
     name = "mysql_url" if request.param == "mysql" else "sqlite_url"
     url: str = request.getfixturevalue(name)
     return url
+
+
+@pytest.fixture
+def second_db_url(db_url: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Another empty database on ``db_url``'s backend, for a test that compares two side by side."""
+    if db_url.startswith("sqlite"):
+        yield f"sqlite:///{tmp_path}/second.db"
+        return
+    with fresh_database(request.getfixturevalue("mysql_server")) as url:
+        yield url
 
 
 @pytest.fixture

@@ -30,6 +30,17 @@ MISSES = {
     "aws temporary key id": ("key=ASIAY34FZKBOKMUTVV7A", "Y34FZKBOKMUTVV7A"),
     "aws secret key": (f"secret {AWS_SECRET} here", AWS_SECRET[5:]),
     "aws secret key named": (f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET[5:]),
+    "token after a letter": (f"token value x{TOKEN}", TOKEN[4:]),
+    "fine-grained token after a letter": ("pat:xgithub_pat_" + "Ab1_" * 10, "Ab1_" * 10),
+    "aws session token": (
+        "aws_session_token=IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJH",
+        "IQoJb3JpZ2lu",
+    ),
+    "aws session token named": (
+        '{"AWS_SESSION_TOKEN": "FwoGZXIvYXdzEJr+/+/+wEaDExample/TokenValue"}',
+        "FwoGZXIv",
+    ),
+    "aws session token as a line": ("aws_session_token = FwoGZXIvYXdzEJr/+wEaDExampleTokenValue", "FwoGZXIv"),
     "ssl key password": ("mysql://u@db.corp/blog?ssl_key=/k.pem&ssl_key_password=hunter2-key", "hunter2-key"),
 }
 

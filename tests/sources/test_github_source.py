@@ -180,6 +180,27 @@ def test_snapshot_of_a_missing_repository_is_permanent(
         make_github_source().source.snapshot(RepoRef("octo/nothing", "main", 1))
 
 
+def test_a_repository_name_with_a_trailing_newline_is_no_repository_name(
+    github: GitHubStandIn, make_github_source: MakeSource
+) -> None:
+    github.set_files(articles(1))
+    # "$" matches before a final newline: the name is matched whole, and nothing is requested for it.
+    with pytest.raises(SourcePermanentError, match="not a repository name"):
+        make_github_source().source.snapshot(RepoRef(REPO + "\n", "main", 1))
+
+
+def test_a_pushed_head_with_a_trailing_newline_is_not_taken_for_a_commit(
+    github: GitHubStandIn, make_github_source: MakeSource
+) -> None:
+    github.set_files(articles(1))
+    head = github.head(repo=REPO)
+    parts = make_github_source()
+    # The pushed head is only a hint: one that is not exactly a SHA is never requested as a commit.
+    snapshot = parts.source.snapshot(RepoRef(REPO, "main", 1, pushed_head=head + "\n"))
+    assert snapshot.head_sha == head
+    assert not [r for r in github.requests if "\n" in r.path or "%0A" in r.path.upper()]
+
+
 def test_revoked_token_is_renewed_once(github: GitHubStandIn, make_github_source: MakeSource) -> None:
     github.set_files(articles(2))
     source = make_github_source().source

@@ -46,7 +46,7 @@ def test_the_table_holds_exactly_the_codes_decided_here() -> None:
 @pytest.fixture(scope="module")
 def database(mysql_server: str) -> Iterator[peewee.Database]:
     """One database for the module: the codes only change the trigger that raises them."""
-    for url in fresh_database(mysql_server):
+    with fresh_database(mysql_server) as url:
         db = open_database(url)
         with connection(db):
             create_tables(db)

@@ -23,6 +23,7 @@ ARTICLE_KEYS = {
     "emoji",
     "type",
     "thumbnail",
+    "ogpUrl",
     "tags",
     "publishedAt",
     "createdAt",

@@ -6,14 +6,12 @@ skipped pushes (``replay``), the delivery record (``records``) and the summary (
 other code uses are re-exported here.
 """
 
-from function.worker.sync.records import RETRYABLE_MARK
 from function.worker.sync.replay import OTHER_REPOSITORY, follows, same_name
 from function.worker.sync.summary import FileFailure, FileWarning, SyncSummary
 from function.worker.sync.worker import Worker, repo_of, utc_now
 
 __all__ = [
     "OTHER_REPOSITORY",
-    "RETRYABLE_MARK",
     "FileFailure",
     "FileWarning",
     "SyncSummary",

@@ -29,7 +29,8 @@ from function.worker.sync.plan import Known, Planner, ReadPlan
 FETCH_AHEAD_MAX_FILES = 16
 # Repositories remembered per source (the oldest are forgotten first).
 HINTS_MAX_REPOSITORIES = 1024
-_SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+# Matched whole (fullmatch): "$" would also match before a trailing newline.
+_SHA_RE = re.compile(r"[0-9a-f]{40}")
 _NOT_SYNCED = ""
 
 
@@ -115,7 +116,7 @@ class PushRead:
         if (
             isinstance(source, ListsCommits)
             and repo.branch is not None
-            and _SHA_RE.match(pushed)
+            and _SHA_RE.fullmatch(pushed)
             and self._hints.claim(repo)
         ):
             self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="push-read")

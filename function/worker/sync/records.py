@@ -18,10 +18,6 @@ from function.worker.sync.summary import LEFT_PATHS_SHOWN, FileFailure, SyncSumm
 
 Clock = Callable[[], datetime]
 
-# Marks, for operators reading the record's error text, a failure that may pass on retry. The record's
-# ``retryable`` column says it for the code (a replay of that head syncs again).
-RETRYABLE_MARK = "[retryable]"
-
 
 class DeliveryRecorder:
     """Writes one push delivery's record through the store's delivery log."""
@@ -86,13 +82,14 @@ class DeliveryRecorder:
 
 
 def delivery_error(summary: SyncSummary) -> str | None:
-    """The delivery record's error text; what may pass on retry comes first, so its mark survives the cut."""
-    parts = [] if summary.listing_complete else [f"tree listing truncated, nothing archived {RETRYABLE_MARK}"]
+    """The delivery record's error text. What may pass on retry comes first, so the cut keeps it; whether
+    the delivery may pass on a retry is the record's ``retryable`` column, not a mark in this text."""
+    parts = [] if summary.listing_complete else ["tree listing truncated, nothing archived"]
     if summary.left:
         shown = ", ".join(summary.left[:LEFT_PATHS_SHOWN])
         more = len(summary.left) - LEFT_PATHS_SHOWN
         parts.append(
-            f"time budget reached, {len(summary.left)} files left for the next run {RETRYABLE_MARK}: {shown}"
+            f"time budget reached, {len(summary.left)} files left for the next run: {shown}"
             + (f" and {more} more" if more > 0 else "")
         )
     parts += [_failure_text(f) for f in sorted(summary.failures, key=lambda f: not f.retryable)]
@@ -101,5 +98,4 @@ def delivery_error(summary: SyncSummary) -> str | None:
 
 
 def _failure_text(failure: FileFailure) -> str:
-    text = f"{failure.path}: {failure.message}"
-    return f"{text} {RETRYABLE_MARK}" if failure.retryable else text
+    return f"{failure.path}: {failure.message}"

@@ -1,0 +1,1 @@
+"""The share image of an article (``ogpUrl``): what ``og:image``, Twitter cards and JSON-LD point at."""
