@@ -122,9 +122,10 @@ class Preview:
 
     def create_store(self) -> None:
         """The tables and the author, in the scratch database."""
-        from function.worker.maintenance import initialise, refuse_differences
+        from function.worker.maintenance import initialise
 
-        refuse_differences(initialise(self.services.database()))
+        # Migrates a scratch database made by an earlier run, and refuses what no step mends.
+        initialise(self.services.database())
         with self.services.store() as store:
             if store.get_user(AUTHOR) is None:
                 store.add_user(AUTHOR, "author@localhost", None)
