@@ -39,7 +39,7 @@ RUN_ENV := GITHUB_WEBHOOK_SECRET=$(call given,GITHUB_WEBHOOK_SECRET,dev-secret) 
            ARTICLE_SOURCE=$(RUN_SOURCE) \
            DATABASE_URL=$(call given,DATABASE_URL,sqlite:///$(RUN_DATABASE))
 
-.PHONY: install install-run run preview test check bench package lock lock-check mariadb-server docs clean
+.PHONY: install install-run run preview test test-tidb check bench package lock lock-check mariadb-server docs clean
 
 install: $(STAMP)
 
@@ -117,6 +117,12 @@ check: install lock-check
 docs: install
 	$(BIN)/python -m function.settings_docs --write docs/configuration.md
 	$(BIN)/python -m infra.stack_docs --write docs/deploying.md
+	$(BIN)/python -m function.store.error_docs --write docs/operating.md
+
+# The store, worker and outgoing-webhook suites on the TiDB-faithful test database (tests/kit/tidb_proxy.py):
+# their MariaDB tests through the relay that enforces what TiDB enforces (docs/development.md).
+test-tidb: install mariadb-server
+	TEST_TIDB_MODE=1 $(BIN)/python -m pytest tests/store tests/worker tests/hooks tests/kit -m mysql
 
 bench: install mariadb-server
 	$(BIN)/python -m bench

@@ -109,7 +109,10 @@ class Services:
             if self._database is None:
                 from function.store.backends import open_database
 
-                self._database = open_database(self.settings.database_url)
+                self._database = open_database(
+                    self.settings.database_url,
+                    max_connection_age_s=self.settings.database_max_connection_age_s,
+                )
             return self._database
 
     @contextlib.contextmanager

@@ -154,7 +154,8 @@ class StackConfig:
         "reservedConcurrency",
         optional_integer(1, 1000),
         default=None,
-        doc="a number: concurrency reserved for the function, and its cap; empty: the account's shared pool",
+        doc="a number: concurrency reserved for the function, and its cap (and so of its database "
+        "connections: one per execution environment); empty: the account's shared pool",
     )
     log_level: str = key(
         "logLevel",

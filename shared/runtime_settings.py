@@ -293,6 +293,15 @@ class RuntimeSettings:
         check=_connections,
         default_doc="`keep` on Lambda, `per-job` elsewhere",
     )
+    database_max_connection_age_s: int = setting(
+        env="DATABASE_MAX_CONNECTION_AGE_S",
+        doc="seconds a kept database connection may live: an older one is closed before the next job and a "
+        "new one opened (TiDB Cloud may cut a connection open for 30 minutes, and its public endpoint "
+        "on AWS one idle for 340 s)",
+        parse=_positive_int,
+        default=300,
+        check=lambda value: None if value <= 1800 else "must be at most 1800 (30 minutes)",
+    )
     article_source: str = setting(
         env="ARTICLE_SOURCE",
         doc="`github` or `dir:PATH` (a local folder read as if it were the repository)",

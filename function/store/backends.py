@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,11 +77,30 @@ class MySQLDatabase(peewee.MySQLDatabase):
     """MySQL/TiDB/MariaDB with transaction control sent through ``execute_sql``, so query hooks (the
     statement counter, fault injection in tests) see BEGIN/COMMIT/ROLLBACK like any other round trip."""
 
-    def init(self, database: str | None, mariadb: bool | None = None, **kwargs: Any) -> None:
+    def init(
+        self,
+        database: str | None,
+        mariadb: bool | None = None,
+        *,
+        max_connection_age_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        **kwargs: Any,
+    ) -> None:
         super().init(database, mariadb=mariadb, **kwargs)
         self._ssl_contexts: dict[str, Any] = {}
         self._kept = threading.local()  # per thread, like Peewee's connection state
         self.reconnects = 0  # connections found dead on a job's first statement (tests, metrics)
+        # How long a kept connection may serve jobs (``function.store.connection`` decides); None: no limit.
+        self.max_connection_age_s = max_connection_age_s
+        self.retired = 0  # kept connections closed for their age (tests, logs)
+        self.clock = clock  # seconds, for the connections' age (tests move it)
+
+    def connection_age(self) -> float | None:
+        """Seconds since this thread's connection was opened; None when it has none."""
+        opened = getattr(self._kept, "opened_at", None)
+        if opened is None or self.is_closed():
+            return None
+        return float(self.clock() - opened)
 
     def check_first_statement(self, enabled: bool) -> None:
         """With ``enabled``, the next statement on this thread runs on a connection kept from an
@@ -127,13 +146,15 @@ class MySQLDatabase(peewee.MySQLDatabase):
         # multi-statements for ``execute_batch``. Every value in our SQL is a parameter, which PyMySQL
         # escapes (a batch's statements are written by its ``mogrify``), so the flag widens nothing an
         # attacker controls.
-        return _SslReusingConnection(
+        opened = _SslReusingConnection(
             database=self.database,
             autocommit=True,
             ssl_contexts=self._ssl_contexts,
             client_flag=CLIENT.MULTI_STATEMENTS,
             **self.connect_params,
         )
+        self._kept.opened_at = self.clock()
+        return opened
 
     def execute_batch(self, statements: Sequence[str]) -> list[StatementResult]:
         """Send ``statements`` (complete SQL, values already escaped by PyMySQL) in one round trip and
@@ -215,8 +236,9 @@ class SqliteDatabase(peewee.SqliteDatabase):
         self.execute_sql("ROLLBACK")
 
 
-def open_database(url: str) -> peewee.Database:
-    """A Peewee database for ``url``, not yet connected.
+def open_database(url: str, *, max_connection_age_s: float | None = None) -> peewee.Database:
+    """A Peewee database for ``url``, not yet connected. ``max_connection_age_s``: how long a
+    connection kept between jobs may live (MySQL/TiDB; see ``function.store.connection.job_session``).
 
     ``mysql://user:pw@host:port/db?ssl_ca=/path&ssl_verify_identity=true``: PyMySQL, utf8mb4, autocommit,
     connect/read/write time-outs (overridable in the query string), TLS settings from the query string.
@@ -225,7 +247,7 @@ def open_database(url: str) -> peewee.Database:
     """
     target = parse_database_url(url)
     if target.kind == "mysql":
-        return MySQLDatabase(target.name, **target.params)
+        return MySQLDatabase(target.name, max_connection_age_s=max_connection_age_s, **target.params)
     if target.name != ":memory:":
         Path(target.name).parent.mkdir(parents=True, exist_ok=True)
     pragmas = {

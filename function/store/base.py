@@ -8,7 +8,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import peewee
 
-from function.store.backends import unwrap
+from function.store.backends import is_mysql, unwrap
 from function.store.connection import Session, translate_errors
 
 P = ParamSpec("P")
@@ -51,3 +51,14 @@ class StoreBase:
     def _first(self, query: Any) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = query.tuples().bind(self._db).first()
         return row
+
+    def _locking(self, query: Any) -> Any:
+        """``query`` as a read that a write of the same transaction depends on: on MySQL/TiDB inside a
+        transaction, ``SELECT ... FOR UPDATE``, which reads the latest committed rows and locks them
+        until the transaction ends. A plain SELECT there reads the snapshot taken when the transaction
+        began (TiDB's pessimistic mode), from before a concurrent writer committed, so a decision made
+        on it can undo that writer's work. Outside a transaction, and on SQLite (whose write
+        transactions hold the database's write lock from BEGIN IMMEDIATE), the query as it is."""
+        if is_mysql(self._db) and self._db.in_transaction():
+            return query.for_update()
+        return query

@@ -231,7 +231,9 @@ class BookQueries(StoreBase):
             for chunk in self._key_groups(sorted(slugs)):
                 where = (Book.user == user_id) & Book.slug.in_(list(chunk)) & ~Book.archived
                 query = Book.select(Book.slug).where(where & Book.publish & Book.published_at.is_null(False))
-                seen += [row[0] for row in self._rows(query)]
+                # Locking: the rows read are the rows the UPDATE below hides (TiDB's plain SELECT
+                # would read the transaction's snapshot, not what the UPDATE changes).
+                seen += [row[0] for row in self._rows(self._locking(query))]
                 Book.update(archived=True, archived_at=now).where(where).bind(self._db).execute()
         return seen
 

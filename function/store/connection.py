@@ -16,7 +16,7 @@ import pymysql
 
 from function.errors import DatabaseNotInitialised, DatabaseUnavailable
 from function.store.backends import MySQLDatabase, unwrap
-from function.store.driver_errors import AUTH_ERRORS, error_chain, error_code, is_connection_error
+from function.store.driver_errors import describe, error_chain, error_code, is_connection_error
 
 log = logging.getLogger(__name__)
 _peewee_log = logging.getLogger("peewee")
@@ -50,13 +50,14 @@ def translate_errors(server: str = "") -> Iterator[None]:
 
 
 def _describe(exc: BaseException, server: str) -> str:
-    # Driver messages name the user and the error, never the password; the server and the code are
-    # what an operator needs to tell a wrong password (1045) from an outage (2003).
+    # Driver messages name the user and the error, never the password; the server, the code and the
+    # table's words (``driver_errors``) are what an operator needs to tell a wrong password (1045)
+    # from an outage (2003) or a write conflict worth retrying (9007).
     code = error_code(exc)
-    kind = "refused the credentials" if code in AUTH_ERRORS else "unavailable"
+    words = describe(exc) or "unavailable"
     where = f" at {server}" if server else ""
     number = f" (error {code})" if code is not None else ""
-    return f"database{where} {kind}{number}: {exc}"[:500]
+    return f"database{where} {words}{number}: {exc}"[:500]
 
 
 def server_of(db: peewee.Database) -> str:
@@ -129,8 +130,12 @@ def job_session(db: peewee.Database | peewee.DatabaseProxy, *, keep: bool = Fals
     ``keep``: the connection stays open after the job for the next one on this thread (a warm Lambda
     invocation saves the TCP, TLS and authentication round trips). The store then releases its named
     locks itself; the connection is closed anyway when the job failed, left a transaction open or
-    could not release a lock, so nothing of a job outlives it. A kept connection that died in between
-    is replaced on the next job's first statement (``MySQLDatabase.check_first_statement``)."""
+    could not release a lock, so nothing of a job outlives it. A kept connection older than the
+    database's ``max_connection_age_s`` is closed before the next job and a new one opened: TiDB Cloud
+    may cut a connection that stayed open 30 minutes (a server restarting or maintained), and its
+    public endpoint on AWS one idle for 340 s, so PingCAP advises a maximum lifetime, from 5 minutes.
+    A kept connection that died in between is replaced on the next job's first statement
+    (``MySQLDatabase.check_first_statement``)."""
     real = unwrap(db)
     if keep:
         with _kept_connection_job(real) as session:
@@ -144,6 +149,16 @@ def job_session(db: peewee.Database | peewee.DatabaseProxy, *, keep: bool = Fals
 _jobs = threading.local()
 
 
+def _outlived(db: MySQLDatabase) -> bool:
+    """True when this thread's kept connection is as old as the database lets one be."""
+    age, limit = db.connection_age(), db.max_connection_age_s
+    if age is None or limit is None or age < limit:
+        return False
+    db.retired += 1
+    log.info("Retiring a kept database connection for its age", extra={"age_s": round(age, 1)})
+    return True
+
+
 @contextlib.contextmanager
 def _kept_connection_job(real: peewee.Database) -> Iterator[Session]:
     session = Session(real, closes_after_job=False)
@@ -151,7 +166,10 @@ def _kept_connection_job(real: peewee.Database) -> Iterator[Session]:
         yield session  # inside a job of this thread: the outer block decides about the connection
         return
     if isinstance(real, MySQLDatabase) and not real.is_closed():
-        real.check_first_statement(True)
+        if _outlived(real):
+            close_quietly(real)  # retired before the job, not found dead in the middle of it
+        else:
+            real.check_first_statement(True)
     _jobs.open = True
     done = False
     try:

@@ -104,8 +104,10 @@ class HookEndpoints(HookQueries):
         """Sign with ``secret`` from now on, and with the current one too until ``previous_until``."""
         with self._job(write=True):
             # Read first: MySQL assigns SET columns left to right, so "previous = secret" beside
-            # "secret = new" would depend on the order Peewee writes them in.
-            row = self._first(HookEndpoint.select(HookEndpoint.secret).where(HookEndpoint.id == endpoint_id))
+            # "secret = new" would depend on the order Peewee writes them in. The read locks the row:
+            # two rotations at once take turns, and the second keeps the first one's secret.
+            current = HookEndpoint.select(HookEndpoint.secret).where(HookEndpoint.id == endpoint_id)
+            row = self._first(self._locking(current))
             if row is None:
                 return None
             HookEndpoint.update(

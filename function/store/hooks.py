@@ -2,8 +2,10 @@
 
 ``HookStore(db)`` (``store.hooks``) works on the connection of the job it runs in (``Services.store()``),
 like the rest of the store. What must not interleave is serialised by the database itself: queueing an event
-writes the endpoint's row first (a row lock on MySQL/TiDB, the write lock on SQLite), so two pushes
-that end at once merge into one pending event instead of adding two; and an endpoint is sent to by one
+writes the endpoint's row first (a row lock on MySQL/TiDB, the write lock on SQLite) and then reads the
+endpoint's live event with ``SELECT ... FOR UPDATE`` (on TiDB a plain SELECT would read the snapshot
+taken at BEGIN, before the push that held the row committed its event), so two pushes that end at once
+merge into one pending event instead of adding two; and an endpoint is sent to by one
 sender at a time (``claim``: a lease in its row), which is also what lets a change that arrives during
 an attempt wait, merged, for the next one.
 """
@@ -78,12 +80,11 @@ class HookStore(HookEndpoints):
         which gets ``message_id`` and one more revision. None when the endpoint is gone."""
         now = to_naive_utc(now)
         with self._job(write=True):
-            # The endpoint's row first: concurrent queueing for it takes turns from here.
+            # The endpoint's row first: concurrent queueing for it takes turns from here. The reads
+            # after it lock (``_locking``): they must see what the session before us committed.
             HookEndpoint.update(queued_at=now).where(HookEndpoint.id == endpoint_id).bind(self._db).execute()
-            if (
-                self._first(HookEndpoint.select(HookEndpoint.id).where(HookEndpoint.id == endpoint_id))
-                is None
-            ):
+            endpoint = HookEndpoint.select(HookEndpoint.id).where(HookEndpoint.id == endpoint_id)
+            if self._first(self._locking(endpoint)) is None:
                 return None
             live = None
             if merge is not None:
@@ -92,6 +93,7 @@ class HookStore(HookEndpoints):
                     & (HookEvent.type == event_type)
                     & HookEvent.state.in_(LIVE_STATES),
                     newest=True,
+                    locking=True,
                 )
             if live is not None:
                 assert merge is not None
@@ -233,10 +235,11 @@ class HookStore(HookEndpoints):
         with self._job():
             return [AttemptRecord(*row) for row in rows]
 
-    def _event_where(self, where: Any, *, newest: bool = False) -> EventRecord | None:
+    def _event_where(self, where: Any, *, newest: bool = False, locking: bool = False) -> EventRecord | None:
         query = HookEvent.select(*_EVENT_COLUMNS).where(where)
         order = HookEvent.created_at.desc() if newest else HookEvent.next_attempt_at
-        row = self._first(query.order_by(order, HookEvent.created_at, HookEvent.id))
+        query = query.order_by(order, HookEvent.created_at, HookEvent.id)
+        row = self._first(self._locking(query) if locking else query)
         return _event(row) if row else None
 
 

@@ -15,7 +15,7 @@ import peewee
 import pymysql
 
 from function.errors import DatabaseUnavailable
-from function.store.driver_errors import error_chain
+from function.store.driver_errors import error_chain, known
 
 _ATTRIBUTE = "store_step"
 
@@ -36,11 +36,15 @@ def step_of(exc: BaseException) -> str | None:
 
 
 def cause(exc: BaseException) -> str:
-    """The database's own words, short: ``injected failure (error 1644)``, ``parser stack overflow``."""
+    """The database's own words, short, with what its code means when the store knows it
+    (``function.store.driver_errors``): ``injected failure (error 1644)``, ``Transaction is too large,
+    size: 104857600 (error 8004: the database refused the transaction as too large: ...)``."""
     for err in error_chain(exc):
         args: tuple[Any, ...] = getattr(err, "args", ())
         if isinstance(err, pymysql.err.MySQLError) and len(args) >= 2 and isinstance(args[0], int):
-            return f"{_first_line(str(args[1]))} (error {args[0]})"
+            entry = known(args[0], str(args[1]))
+            meaning = f": the database {entry.words}" if entry is not None else ""
+            return f"{_first_line(str(args[1]))} (error {args[0]}{meaning})"
         if isinstance(err, sqlite3.Error):
             return _first_line(str(err)) or type(err).__name__
     return _first_line(str(exc)) or type(exc).__name__

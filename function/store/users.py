@@ -142,8 +142,9 @@ class UserQueries(StoreBase):
 
     @_translated
     def account_of(self, name: str) -> int | None:
-        """The GitHub account id the user ``name`` is linked to, or None (not linked yet, or no user)."""
-        row = self._first(User.select(User.github_account_id).where(User.name == name))
+        """The GitHub account id the user ``name`` is linked to, or None (not linked yet, or no user).
+        Inside a transaction, the row is locked (``_locking``) for what the transaction decides on it."""
+        row = self._first(self._locking(User.select(User.github_account_id).where(User.name == name)))
         return int(row[0]) if row and row[0] is not None else None
 
     @_translated
@@ -152,5 +153,7 @@ class UserQueries(StoreBase):
         User.update(github_account_id=account_id).where(User.name == name).bind(self._db).execute()
 
     def _one_user(self, condition: Any) -> UserRecord | None:
-        row = self._first(User.select(*_USER_COLUMNS).where(condition))
+        # Inside a transaction (an installation event applied all or nothing), what is read decides
+        # what is written: the read locks the row and sees the latest committed one (``_locking``).
+        row = self._first(self._locking(User.select(*_USER_COLUMNS).where(condition)))
         return UserRecord(*row) if row else None

@@ -60,7 +60,7 @@ SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
             "blog-api:noProxy": "internal.corp, db.corp",
             "blog-api:alarmEmails": json.dumps(ALARM_EMAILS),
             "blog-api:githubAppId": "1000001",
-            "blog-api:reservedConcurrency": "20",
+            "blog-api:reservedConcurrency": "40",
             "blog-api:siteUrl": "https://blog.kumo-corp.jp",
             "blog-api:corsAllowedOrigins": "https://blog.kumo-corp.jp,https://www.kumo-corp.jp",
             "blog-api:ogpImageUrlTemplate": "https://og.kumo-corp.jp/card?title={title}&slug={slug}",

@@ -177,9 +177,13 @@ def test_log_group_has_the_lambda_name_and_a_retention(deployment: Deployment) -
     assert deployment.function.inputs["loggingConfig"]["logGroup"] == group["name"]
 
 
-def test_reserved_concurrency_is_off_unless_configured(deployments: dict[str, Deployment]) -> None:
-    assert deployments["prod"].function.inputs["reservedConcurrentExecutions"] == -1
-    assert deployments["prod-custom"].function.inputs["reservedConcurrentExecutions"] == 20
+def test_prod_reserves_concurrency_by_default_and_dev_uses_the_shared_pool(
+    deployments: dict[str, Deployment],
+) -> None:
+    # prod: a cap on the database connections and the request units a burst of pushes can take
+    assert deployments["prod"].function.inputs["reservedConcurrentExecutions"] == 20
+    assert deployments["prod-custom"].function.inputs["reservedConcurrentExecutions"] == 40
+    assert deployments["dev"].function.inputs["reservedConcurrentExecutions"] == -1
 
 
 def test_committed_stacks_read_the_app_id_from_ssm_at_deploy_time(deployment: Deployment) -> None:

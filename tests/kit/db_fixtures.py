@@ -3,6 +3,11 @@ backend. Loaded as a pytest plugin (``pytest_plugins = ["tests.kit.db_fixtures"]
 
 ``db_url`` is parametrised over SQLite and MySQL, so a test that takes it (or ``store``) runs on both;
 the MySQL case carries the ``mysql`` marker (``-m "not mysql"`` skips it).
+
+With ``TEST_TIDB_MODE=1`` (``make test-tidb``) every MySQL database of the run is reached through the
+TiDB-faithful relay (``tests.kit.tidb_proxy``): snapshot reads from BEGIN, TiDB's row and transaction
+size limits, ``GET_LOCK``'s one-second floor. ``tidb_url`` gives a database through the relay in any
+run, for the tests of what TiDB does that MariaDB alone would not show.
 """
 
 from __future__ import annotations
@@ -24,18 +29,48 @@ from function.store.schema import create_tables
 from tests.kit.mariadb import (
     ENV_TEST_DATABASE_URL,
     MariaDBUnavailable,
+    ServerInfo,
     ThrowawayMariaDB,
     server_from_url,
 )
+from tests.kit.tidb_proxy import TiDBRelay
+
+ENV_TIDB_MODE = "TEST_TIDB_MODE"
+
+# Tests expected to fail on the TiDB-faithful relay, each with why (docs/development.md lists them).
+TIDB_MODE_XFAILS = {
+    "tests/worker/test_time_budget.py::"
+    "test_a_20000_article_first_sync_stays_in_bounded_transactions_over_several_invocations[mysql]": (
+        "the test's modelled clock is moved by the read-ahead thread's fetches while a chunk commits; the "
+        "relay's checks make a commit of 1,000 articles slower in wall time, so a chunk is modelled three "
+        "times as long and each invocation takes four chunks instead of five: the model's arithmetic, not "
+        "the database's behaviour"
+    ),
+}
+
+
+def tidb_mode() -> bool:
+    """True when this run's MySQL databases are reached through the TiDB-faithful relay."""
+    return os.environ.get(ENV_TIDB_MODE, "").strip().lower() in ("1", "true", "yes")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """In TiDB mode, mark the tests of ``TIDB_MODE_XFAILS`` as expected to fail, with their reason."""
+    if not tidb_mode():
+        return
+    for item in items:
+        reason = TIDB_MODE_XFAILS.get(item.nodeid)
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(reason=f"TiDB mode: {reason}", strict=False))
 
 
 @pytest.fixture(scope="session")
-def mysql_server() -> Iterator[str]:
-    """The admin URL (no database) of the MySQL-protocol server for this run: TEST_DATABASE_URL's server
-    when set, else a throwaway MariaDB started now and removed at the end."""
+def mariadb_server() -> Iterator[ServerInfo]:
+    """The MySQL-protocol server of this run, reached directly: TEST_DATABASE_URL's server when set,
+    else a throwaway MariaDB started now and removed at the end."""
     given = os.environ.get(ENV_TEST_DATABASE_URL)
     if given:
-        yield server_from_url(given).admin_url
+        yield server_from_url(given)
         return
     server = ThrowawayMariaDB()
     try:
@@ -43,20 +78,51 @@ def mysql_server() -> Iterator[str]:
     except MariaDBUnavailable as exc:
         pytest.fail(str(exc), pytrace=False)
     try:
-        yield info.admin_url
+        yield info
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def tidb_relay(mariadb_server: ServerInfo) -> Iterator[TiDBRelay]:
+    """The TiDB-faithful relay in front of this run's server (``tests.kit.tidb_proxy``)."""
+    relay = TiDBRelay(mariadb_server)
+    relay.start()
+    try:
+        yield relay
+    finally:
+        relay.stop()
+
+
+@pytest.fixture(scope="session")
+def mysql_server(request: pytest.FixtureRequest, mariadb_server: ServerInfo) -> str:
+    """The admin URL (no database) through which this run's MySQL databases are reached: the server
+    itself, or the TiDB-faithful relay in front of it with ``TEST_TIDB_MODE=1``."""
+    if tidb_mode():
+        relay: TiDBRelay = request.getfixturevalue("tidb_relay")
+        assert relay.info is not None
+        return relay.info.admin_url
+    return mariadb_server.admin_url
 
 
 @pytest.fixture
 def mysql_url(mysql_server: str) -> Iterator[str]:
     """A fresh, empty utf8mb4 database for this test, dropped after it."""
-    with _mysql_database(mysql_server) as url:
+    with fresh_database(mysql_server) as url:
+        yield url
+
+
+@pytest.fixture
+def tidb_url(tidb_relay: TiDBRelay) -> Iterator[str]:
+    """A fresh, empty database reached through the TiDB-faithful relay (in every run)."""
+    assert tidb_relay.info is not None
+    with fresh_database(tidb_relay.info.admin_url) as url:
         yield url
 
 
 @contextlib.contextmanager
-def _mysql_database(admin_url: str) -> Iterator[str]:
+def fresh_database(admin_url: str) -> Iterator[str]:
+    """A fresh, empty utf8mb4 database on the server of ``admin_url`` for the block, dropped after it."""
     info = server_from_url(admin_url)
     name = f"blogapi_t_{uuid.uuid4().hex[:12]}"
     admin = info.connect()
@@ -105,7 +171,7 @@ def second_db_url(db_url: str, request: pytest.FixtureRequest, tmp_path: Path) -
     if db_url.startswith("sqlite"):
         yield f"sqlite:///{tmp_path}/second.db"
         return
-    with _mysql_database(request.getfixturevalue("mysql_server")) as url:
+    with fresh_database(request.getfixturevalue("mysql_server")) as url:
         yield url
 
 

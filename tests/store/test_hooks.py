@@ -15,7 +15,9 @@ from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.hook_records import EndpointRecord, NewAttempt
 from function.store.hooks import HookStore
+from function.store.schema import create_tables
 from tests.kit.builders import T0, at
+from tests.kit.lock_waits import wait_until_blocked
 
 SECRET = "whsec_" + "A" * 43 + "="
 
@@ -215,3 +217,48 @@ def test_concurrent_changes_for_one_endpoint_end_in_one_event(db_url: str, endpo
         assert hooks.live_events(endpoint.id) == 1
     assert due is not None and due.revision == 20
     assert sorted(due.data["slugs"]) == sorted(f"{p}{i}" for p in "ab" for i in range(10))
+
+
+@pytest.mark.mysql
+def test_two_syncs_ending_together_merge_into_one_event_when_reads_see_the_snapshot_of_begin(
+    tidb_url: str,
+) -> None:
+    # GIVEN an endpoint on a database that reads as TiDB does (a plain SELECT in a transaction sees
+    # what was committed before it began), and a session holding the endpoint's row for a moment
+    db = open_database(tidb_url)
+    with connection(db):
+        create_tables(db)
+        user = PeeweeStore(db).add_user("alice", "alice@example.com", 101, "alice/blog")
+        endpoint = HookStore(db).add_endpoint(
+            user.id, "https://hooks.example.com/in", ["articles.changed"], SECRET, T0
+        )
+    holder = open_database(tidb_url)
+    holder.connect()
+    holder.execute_sql("BEGIN")
+    holder.execute_sql("UPDATE hook_endpoints SET queued_at = queued_at WHERE id = %s", (endpoint.id,))
+
+    # WHEN two syncs end together: both begin while the row is held, then take turns on it
+    def queue(slug: str) -> None:
+        own = open_database(tidb_url)
+        with connection(own):
+            HookStore(own).queue(
+                endpoint.id, "articles.changed", {"slugs": [slug]}, at(1), message_id=f"m-{slug}", merge=merge
+            )
+        own.close()
+
+    threads = [threading.Thread(target=queue, args=(slug,)) for slug in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    wait_until_blocked(tidb_url, "UPDATE `hook_endpoints`", 2)
+    holder.execute_sql("COMMIT")
+    holder.close()
+    for thread in threads:
+        thread.join()
+
+    # THEN the front end is told once, of both changes
+    with connection(db):
+        hooks = HookStore(db)
+        assert hooks.live_events(endpoint.id) == 1
+        due = hooks.next_due(endpoint.id, at(100))
+    db.close()
+    assert due is not None and due.revision == 2 and sorted(due.data["slugs"]) == ["a", "b"]

@@ -183,3 +183,60 @@ def test_a_snapstart_restore_drops_the_kept_connection_and_the_next_delivery_con
     assert session_of(mysql_blog.db) != snapshot_session
     assert mysql_blog.db.reconnects == 0
     assert set(served(mysql_blog)) == {"a", "b"}
+
+
+class Seconds:
+    """A monotonic clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_kept_connection_is_retired_before_the_first_job_after_its_age(
+    mysql_blog: Blog, admin: Any
+) -> None:
+    # GIVEN a warm environment whose connections may live 300 s
+    clock = Seconds()
+    db = mysql_blog.db
+    assert isinstance(db, MySQLDatabase)
+    db.clock, db.max_connection_age_s = clock, 300
+    mysql_blog.commit({"articles/a.md": article("A")})
+    assert mysql_blog.deliver_via_lambda(delivery="d-1")["statusCode"] == 200
+    first = session_of(db)
+    # WHEN a delivery comes 299 s after it opened THEN it runs on the same connection
+    clock.now += 299
+    mysql_blog.commit({"articles/b.md": article("B")})
+    assert mysql_blog.deliver_via_lambda(delivery="d-2")["statusCode"] == 200
+    assert session_of(db) == first
+    # WHEN the next comes at 300 s THEN the old connection is closed before it, and it runs on a new one
+    clock.now += 1
+    mysql_blog.commit({"articles/c.md": article("C")})
+    assert mysql_blog.deliver_via_lambda(delivery="d-3")["statusCode"] == 200
+    assert session_of(db) != first
+    assert (db.retired, db.reconnects) == (1, 0)  # retired, never found dead in the middle of a job
+    assert lock_holder(admin, db, 1) is None
+    assert set(served(mysql_blog)) == {"a", "b", "c"}
+    # AND the server has no session of the old connection left
+    cursor = admin.cursor()
+    cursor.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s", (first,))
+    assert cursor.fetchone()[0] == 0
+
+
+def test_the_age_limit_comes_from_the_setting(mysql_url: str) -> None:
+    from function.services import Services
+    from function.settings import Settings
+
+    settings = Settings.from_env(
+        {"DATABASE_URL": mysql_url, "DATABASE_MAX_CONNECTION_AGE_S": "120"}, require_secret=False
+    )
+
+    db = Services(settings).database()
+
+    assert isinstance(db, MySQLDatabase) and db.max_connection_age_s == 120
+    assert (
+        Settings.from_env({"DATABASE_URL": mysql_url}, require_secret=False).database_max_connection_age_s
+        == 300
+    )
