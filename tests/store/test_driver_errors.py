@@ -64,7 +64,7 @@ def raising(db: peewee.Database, code: int, message: str) -> None:
 
 
 def record_a_delivery(db: peewee.Database) -> None:
-    PeeweeStore(db).start_delivery("d-1", "push", 1, "alice/blog", T0, T0 + timedelta(seconds=1))
+    PeeweeStore(db).deliveries.start_delivery("d-1", "push", 1, "alice/blog", T0, T0 + timedelta(seconds=1))
 
 
 @pytest.mark.parametrize("code", sorted(RETRYABLE | REFUSED))

@@ -228,7 +228,7 @@ def test_two_syncs_ending_together_merge_into_one_event_when_reads_see_the_snaps
     db = open_database(tidb_url)
     with connection(db):
         create_tables(db)
-        user = PeeweeStore(db).add_user("alice", "alice@example.com", 101, "alice/blog")
+        user = PeeweeStore(db).users.add_user("alice", "alice@example.com", 101, "alice/blog")
         endpoint = HookStore(db).add_endpoint(
             user.id, "https://hooks.example.com/in", ["articles.changed"], SECRET, T0
         )
