@@ -31,6 +31,7 @@ from typing import Any
 from function.articles.images import ImageResolver
 from function.articles.parse import MAX_HTML_BYTES, parse_article
 from function.articles.parsed import ParsedArticle
+from function.articles.row_size import check_row_size
 from function.errors import ArticleParseError
 
 log = logging.getLogger(__name__)
@@ -199,7 +200,7 @@ class ArticleParser:
         )
         if foretold and isinstance(outcome, ParsedArticle):
             html = re.sub(rf"{re.escape(prefix)}\d+", lambda m: str(urls[m[0]]), outcome.content_html)
-            if len(html.encode("utf-8", "surrogatepass")) <= MAX_HTML_BYTES:
+            if len(html.encode("utf-8", "surrogatepass")) <= MAX_HTML_BYTES and _row_fits(outcome, html):
                 return dataclasses.replace(outcome, content_html=html)
         replay = iter(answers)
         return parse_one(self._options, file, lambda _source: next(replay))
@@ -210,6 +211,23 @@ class ArticleParser:
         if self._resolver_for is None:
             raise ValueError(f"{file.path}: resolves images, but the parse was given no resolver")
         return self._resolver_for(file)
+
+
+def _row_fits(article: ParsedArticle, html: str) -> bool:
+    """Whether ``article`` with ``html`` (its image URLs in place) still makes a row the database takes;
+    when not, the file is read again here, and fails as it should, in words."""
+    others = (article.title, article.type, article.description, article.thumbnail, article.emoji)
+    try:
+        check_row_size(
+            "article",
+            article.content,
+            html,
+            article.toc,
+            (*others, article.path, article.slug, article.blob_sha),
+        )
+    except ArticleParseError:
+        return False
+    return True
 
 
 @contextlib.contextmanager

@@ -33,11 +33,6 @@ def heading_heavy_article(size: int = MiB) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the table of contents is neither capped nor counted: the row passes txn-entry-size-limit "
-    "(8025) and its whole transaction fails with the articles beside it; capping it is later storage work",
-)
 def test_a_heading_heavy_megabyte_fails_alone_and_the_other_articles_are_served(blog: Blog) -> None:
     # GIVEN two ordinary articles pushed with a file of a megabyte of headings
     blog.github.set_files(
