@@ -49,6 +49,10 @@ TRANSACTION_MAX_BYTES = 8 * 1024 * 1024
 # articles: together at most TRANSACTION_MAX_BYTES + ARCHIVE_MAX_BYTES, under the bound.
 ARCHIVE_MAX_ARTICLES = 1000
 ARCHIVE_MAX_BYTES = 48 * 1024 * 1024
+# A book is written in one transaction when its chapters' rows (those read again, those moved) weigh at
+# most this; a larger one in parts of TRANSACTION_MAX_BYTES that readers see all at once
+# (``function.store.book_parts``).
+BOOK_TRANSACTION_MAX_BYTES = 48 * 1024 * 1024
 # What one tag of an article adds to its transaction: its article_tags row and index entries, and a share
 # of a new tag row.
 _TAG_BYTES = 128
