@@ -11,7 +11,7 @@ import pytest
 from function.articles.parse import parse_article
 from function.sources.gitsha import git_blob_sha
 from function.store.backends import open_database
-from function.store.batching import transaction_batches
+from function.store.batching import article_bytes, transaction_batches
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from tests.kit.blog_checks import delivery, served, stored
@@ -84,8 +84,8 @@ def real_shaped_body(number: int) -> str:
 def seed_synced_articles(blog: Blog, server: ServerInfo, count: int) -> int:
     """``count`` real-shaped articles stored as a sync leaves them (rendered once, written under new
     slugs in the sync's own bounded transactions, straight to the server: the seeding is not what is
-    tested, and the relay would take minutes over it); the bytes of their rows as the database
-    measures them."""
+    tested, and the relay would take minutes over it); the bytes of what they hold (Markdown, HTML,
+    table of contents and the rest)."""
     data = article("Real-shaped", body=real_shaped_body(0))
     parsed = parse_article("articles/big0000.md", git_blob_sha(data), data)
     articles = [
@@ -105,7 +105,7 @@ def seed_synced_articles(blog: Blog, server: ServerInfo, count: int) -> int:
                 index = store.reconcile.load_index(user.id)
                 store.reconcile.apply(user.id, batch, [], datetime(2026, 1, 1), index=index)
             store.users.confirm_removal(user.id, count)
-            return sum(store.reconcile.row_bytes(user.id, [a.slug for a in articles]).values())
+            return sum(article_bytes(a) for a in articles)
     finally:
         direct.close()
 
