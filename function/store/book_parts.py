@@ -44,12 +44,6 @@ NEW_VERSION_PREFIX = "~"  # the new version while it is built
 OLD_VERSION_PREFIX = "~~"  # the replaced version until it is deleted
 
 
-def is_hidden_version(slug: str) -> bool:
-    """Whether a ``books`` row is a version being built or replaced, not a book (book slugs are
-    ``a-z 0-9 - _``)."""
-    return slug.startswith(NEW_VERSION_PREFIX)
-
-
 def hidden_versions() -> Any:
     """The condition that selects the hidden versions' rows."""
     return Book.slug.startswith(NEW_VERSION_PREFIX)
