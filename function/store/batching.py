@@ -33,9 +33,9 @@ BATCH_MAX_BYTES = 4 * 1024 * 1024
 
 
 # No write transaction writes more than this many bytes, counted as TiDB counts them: every row it
-# inserts or rewrites, whole (TiDB has no partial update: archiving an article rewrites its Markdown and
-# HTML). TiDB refuses a transaction over txn-total-size-limit (100 MiB by default, error 8004, on every
-# retry); the bounds below are set so that each kind of transaction stays under this one.
+# inserts or rewrites, whole (TiDB has no partial update: setting an article's archived flag rewrites
+# every column of its row). TiDB refuses a transaction over txn-total-size-limit (100 MiB by default,
+# error 8004, on every retry); the bounds below keep each kind of transaction under this one.
 TRANSACTION_WRITE_MAX_BYTES = 64 * 1024 * 1024
 # One sync's articles are split into transactions of at most this many articles and bytes of rows
 # (``article_bytes``): TiDB holds several times the raw bytes in memory while it commits, so 8 MiB keeps
