@@ -1,4 +1,4 @@
-"""The tables: users, articles, tags, article_tags, deliveries, and the outgoing webhooks' endpoints,
+"""The tables: users, articles and their bodies, tags, article_tags, deliveries, and the outgoing webhooks' endpoints,
 events and attempts.
 
 No model has a database of its own: queries bind explicitly. Times are naive UTC with microseconds
@@ -69,10 +69,7 @@ class Article(BaseModel):
     description = Utf8TextField(null=True)
     thumbnail = Utf8TextField(null=True)
     emoji = StringField(max_length=64, null=True)
-    content = LongTextField()
-    content_html = LongTextField()
-    # The table of contents as JSON ([{"level", "id", "text"}]); null: written before it existed.
-    toc = LongTextField(null=True)
+    # The Markdown, the HTML and the table of contents live in ``article_bodies`` (``ArticleBody``).
     content_hash = StringField(max_length=64)
     # sha256 of the sorted tag paths: lets a content change skip the tag tables when tags are the same.
     tags_hash = StringField(max_length=64, default="")
@@ -96,6 +93,27 @@ class Article(BaseModel):
             # The read routes: one user's published, live articles, newest first.
             (("user", "publish", "archived", "published_at"), False),
         )
+
+
+class ArticleBody(BaseModel):
+    """What a reader reads of an article in full, one row per article, apart from its index row.
+
+    TiDB stores a row as one key-value pair: reading any column of a row reads all of it. Kept in
+    ``articles``, the Markdown, HTML and table of contents (about 160 KB for a real article) would be
+    read by every statement that reads the index: a push's index of the repository, each list page,
+    the tag facets, the sitemap. Here, only an article's own page and the feed's content read them.
+    Written in the transaction that writes the article's row; deleted with it (cascade)."""
+
+    article = peewee.ForeignKeyField(
+        Article, primary_key=True, on_delete="CASCADE", column_name="article_id"
+    )
+    content = LongTextField()
+    content_html = LongTextField()
+    # The table of contents as JSON ([{"level", "id", "text"}]); null: written before it existed.
+    toc = LongTextField(null=True)
+
+    class Meta:
+        table_name = "article_bodies"
 
 
 class Tag(BaseModel):
@@ -294,6 +312,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     User,
     Tag,
     Article,
+    ArticleBody,
     ArticleTag,
     FailedFile,
     Delivery,

@@ -22,6 +22,7 @@ from function.store.base import translated as _translated
 from function.store.bounds import groups, limits_of
 from function.store.models import (
     Article,
+    ArticleBody,
     ArticleTag,
     Tag,
     User,
@@ -38,8 +39,8 @@ _VIEW_COLUMNS = (
     Article.id,
     Article.slug,
     Article.title,
-    Article.content,
-    Article.content_html,
+    ArticleBody.content,
+    ArticleBody.content_html,
     Article.description,
     Article.type,
     Article.thumbnail,
@@ -47,14 +48,14 @@ _VIEW_COLUMNS = (
     Article.created_at,
     Article.updated_at,
     Article.emoji,
-    Article.toc,
+    ArticleBody.toc,
 )
 
-# A summary never needs the article's body: the columns stay in place (``_view`` reads rows by
-# position) but the database sends an empty string instead of up to megabytes of text.
-_BODY_COLUMNS = frozenset({"content", "content_html", "toc"})
+# A summary never needs the article's body, and never reads its table: TiDB reads a row whole, so
+# only the statements that serve a body join ``article_bodies`` (``_with_bodies``). The columns stay
+# in place (``_view`` reads rows by position) as empty strings.
 _SUMMARY_COLUMNS = tuple(
-    peewee.Value("") if column.name in _BODY_COLUMNS else column for column in _VIEW_COLUMNS
+    peewee.Value("") if column.model is ArticleBody else column for column in _VIEW_COLUMNS
 )
 
 
@@ -227,7 +228,7 @@ class ReadQueries(StoreBase):
         """Full articles (bodies included), in read order, at most ``limit``: the feed's 20 newest,
         or every one for the CLI and tests. None when there is no such user. Two statements."""
         query = _newest_first(
-            self._filtered(user_name, _VIEW_COLUMNS, type=type, tag=tag, tags=tags, now=now)
+            _with_bodies(self._filtered(user_name, _VIEW_COLUMNS, type=type, tag=tag, tags=tags, now=now))
         )
         if limit is not None:
             query = query.limit(limit)
@@ -242,7 +243,7 @@ class ReadQueries(StoreBase):
         self, user_name: str, slug: str, *, now: datetime | None = None
     ) -> ArticleView | None:
         """One published article, or None (unknown user or slug, draft, archived, scheduled)."""
-        query = self._filtered(user_name, _VIEW_COLUMNS, now=now).where(Article.slug == slug)
+        query = _with_bodies(self._filtered(user_name, _VIEW_COLUMNS, now=now)).where(Article.slug == slug)
         row = self._first(query)
         if row is None:
             return None
@@ -331,6 +332,11 @@ def _text(value: Any) -> str:
 
 def _whole(value: Any) -> int:
     return int(_text(value))
+
+
+def _with_bodies(query: Any) -> Any:
+    """``query`` joined to each article's body row (one point read by key per article)."""
+    return query.join_from(Article, ArticleBody, on=(ArticleBody.article == Article.id))
 
 
 def _newest_first(query: Any) -> Any:

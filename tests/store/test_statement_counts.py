@@ -65,7 +65,9 @@ def test_unchanged_articles_cost_one_upsert(store: PeeweeStore) -> None:
     assert seen.statements[0].startswith("INSERT")
 
 
-def test_an_edit_with_the_same_tags_under_the_lock_is_one_statement(store: PeeweeStore) -> None:
+def test_an_edit_with_the_same_tags_under_the_lock_writes_its_row_and_its_body_only(
+    store: PeeweeStore,
+) -> None:
     # GIVEN the index read under the user's lock (as the worker does)
     user = store.users.add_user("alice", "a@example.com", 1)
     apply_as_worker(store, user.id, [article(f"a{i}", tags=("t",)) for i in range(50)], [], T0)
@@ -77,10 +79,12 @@ def test_an_edit_with_the_same_tags_under_the_lock_is_one_statement(store: Peewe
             user.id, [article("a7", body="edited", tags=("t",))], [], at(1), index=index
         )
 
-    # THEN the write is one upsert, without BEGIN/COMMIT, and it took effect
+    # THEN the write is two upserts in one transaction, the article's row and its body's (no tag
+    # work, no read: the article's id is in the index), and it took effect
     assert (result.written, result.unchanged) == (1, 0)
-    assert seen.count == 1, seen.statements
-    assert seen.statements[0].startswith("INSERT")
+    assert seen.statements[0].startswith("BEGIN") and seen.statements[-1] == "COMMIT", seen.statements
+    writes = seen.statements[1:-1]
+    assert [s.split(" (")[0] for s in writes] == ['INSERT INTO "articles"', 'INSERT INTO "article_bodies"']
     edited = store.reads.published_article("alice", "a7")
     assert edited is not None and edited.content == "edited" and edited.tags == ("t",)
 
