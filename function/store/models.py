@@ -1,5 +1,5 @@
-"""The tables: users, articles and their bodies, tags, article_tags, deliveries, and the outgoing webhooks' endpoints,
-events and attempts.
+"""The tables: users, articles and their bodies, tags, article_tags, deliveries, and the outgoing webhooks'
+endpoints, events and attempts.
 
 No model has a database of its own: queries bind explicitly. Times are naive UTC with microseconds
 (``DATETIME(6)`` on MySQL, where a bare DATETIME would drop the fraction and make two updates in the
@@ -104,9 +104,7 @@ class ArticleBody(BaseModel):
     the tag facets, the sitemap. Here, only an article's own page and the feed's content read them.
     Written in the transaction that writes the article's row; deleted with it (cascade)."""
 
-    article = peewee.ForeignKeyField(
-        Article, primary_key=True, on_delete="CASCADE", column_name="article_id"
-    )
+    article = peewee.ForeignKeyField(Article, primary_key=True, on_delete="CASCADE", column_name="article_id")
     content = LongTextField()
     content_html = LongTextField()
     # The table of contents as JSON ([{"level", "id", "text"}]); null: written before it existed.

@@ -97,10 +97,11 @@ def as_before_bodies_apart(db: peewee.Database | peewee.DatabaseProxy, *, versio
     quote = "`" if is_mysql(real) else '"'
     for column in ("content", "content_html", "toc"):
         real.execute_sql(f"ALTER TABLE articles ADD COLUMN {quote}{column}{quote} {text} NULL")
-        real.execute_sql(
-            f"UPDATE articles SET {quote}{column}{quote} = (SELECT b.{quote}{column}{quote} "
-            "FROM article_bodies AS b WHERE b.article_id = articles.id)"
-        )
+        body = peewee.Table("article_bodies", ("article_id", column)).alias("b")
+        copied = body.select(getattr(body.c, column)).where(body.c.article_id == peewee.SQL("articles.id"))
+        peewee.Table("articles").update({peewee.Column(peewee.Table("articles"), column): copied}).bind(
+            real
+        ).execute()
     real.execute_sql("DROP TABLE article_bodies")
     SchemaVersion.delete().where(SchemaVersion.version > version).bind(real).execute()
     if not SchemaVersion.select().where(SchemaVersion.version == version).bind(real).exists():

@@ -19,10 +19,10 @@ from function.assets.keys import asset_key, content_sha256
 from function.assets.kinds import PNG
 from function.services import Services
 from function.store.connection import connection
+from function.store.migrations.legacy import ArticleBefore7
 from function.store.migrations.runner import migrate
 from function.store.migrations.steps import STEPS
 from function.store.migrations.stored_images import image_urls_to_references
-from function.store.migrations.legacy import ArticleBefore7
 from function.store.models import Article, ArticleBody, Book, BookChapter
 from function.store.write_plan import output_hash
 from tests.kit import images
@@ -62,6 +62,7 @@ def tuples(query: Any, db: Any) -> list[tuple[Any, ...]]:
 def rows(blog: Blog) -> dict[str, Any]:
     """What the step may change: HTML and hashes of articles and chapters, covers and books' hashes
     (the articles' HTML in their rows before step 7, in their body rows after it)."""
+    query: Any
     if "article_bodies" in blog.db.get_tables():
         query = Article.select(Article.slug, ArticleBody.content_html, Article.output_hash).join(
             ArticleBody, on=(ArticleBody.article == Article.id)

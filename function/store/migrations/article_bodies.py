@@ -60,9 +60,7 @@ def _copy_bodies(m: Migration, per_round: int, round_bytes: int) -> int:
             if count and total + int(length or 0) > round_bytes:
                 break
             upto, total, count = row_id, total + int(length or 0), count + 1
-        rows = old.select(old.id, old.content, old.content_html, old.toc).where(
-            old.id > last, old.id <= upto
-        )
+        rows = old.select(old.id, old.content, old.content_html, old.toc).where(old.id > last, old.id <= upto)
         fields = [ArticleBody.article, ArticleBody.content, ArticleBody.content_html, ArticleBody.toc]
         ArticleBody.insert_from(rows, fields).bind(db).execute()
         copied, last = copied + count, upto
