@@ -14,6 +14,7 @@ import peewee
 
 from function.articles.toc import TocEntry
 from function.store.backends import is_mysql
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.migrations.article_bodies import separate_bodies
 from function.store.migrations.legacy import ArticleBefore7
@@ -23,6 +24,8 @@ from function.store.migrations.steps import STEPS
 from function.store.migrations.version import read_version
 from function.store.models import Article, ArticleBody, User
 from function.store.records import ArticleView
+from tests.kit.blog_fixtures import USER, Blog
+from tests.kit.blog_fixtures import article as blog_article
 from tests.kit.builders import T0, apply_as_worker, article, at
 from tests.kit.old_databases import as_before_bodies_apart
 from tests.kit.statements import count_statements
@@ -185,3 +188,26 @@ def test_step_7_stopped_half_way_resumes_after_the_rounds_it_did(store: PeeweeSt
     assert report.applied == ((STEP, dict((n, name) for n, name, _ in STEPS)[STEP]),)
     assert ArticleBody.select().bind(db).count() == Article.select().bind(db).count() == 7
     assert served(store) == before
+
+
+def test_between_the_deploy_and_step_7_only_the_pages_with_bodies_wait_for_the_migration(
+    blog: Blog,
+) -> None:
+    # GIVEN a synced blog whose database has not been through step 7 yet (this version just deployed)
+    blog.commit({"articles/first.md": blog_article("First", body="Hello **there**.")})
+    assert blog.push().get_json()["failed"] == 0
+    with connection(blog.db):
+        as_before_bodies_apart(blog.db)
+
+    # WHEN readers ask for the list and for the article
+    listed = blog.client.get(f"/users/{USER}/articles")
+    page = blog.client.get(f"/users/{USER}/articles/first")
+
+    # THEN the list is served (it never reads a body), the article answers a retryable 503 that says
+    # what to run, and once migrated it is served as it was written
+    assert listed.status_code == 200 and [a["slug"] for a in listed.get_json()["articles"]] == ["first"]
+    assert page.status_code == 503 and "init-db" in page.get_json()["message"]
+    with connection(blog.db):
+        migrate(blog.db)
+    served_now = blog.client.get(f"/users/{USER}/articles/first").get_json()
+    assert "<strong>there</strong>" in served_now["contentHtml"]
