@@ -98,7 +98,8 @@ def as_before_bodies_apart(db: peewee.Database | peewee.DatabaseProxy, *, versio
     for column in ("content", "content_html", "toc"):
         real.execute_sql(f"ALTER TABLE articles ADD COLUMN {quote}{column}{quote} {text} NULL")
         body = peewee.Table("article_bodies", ("article_id", column), alias="b")
-        copied = body.select(getattr(body, column)).where(body.article_id == peewee.SQL("articles.id"))
+        key = getattr(body, "article_id")  # noqa: B009  (Peewee makes the columns attributes at run time)
+        copied = body.select(getattr(body, column)).where(key == peewee.SQL("articles.id"))
         peewee.Table("articles").update({peewee.Column(peewee.Table("articles"), column): copied}).bind(
             real
         ).execute()
