@@ -90,8 +90,10 @@ class Article(BaseModel):
         table_name = "articles"
         indexes = (
             (("user", "slug"), True),
-            # The read routes: one user's published, live articles, newest first.
-            (("user", "publish", "archived", "published_at"), False),
+            # The read routes: one user's published, live articles, newest first, ties by slug: the
+            # index's own order is the lists' order, so a page reads its rows and stops (without the
+            # slug, every published row is read and sorted for the tie-break).
+            (("user", "publish", "archived", "published_at", "slug"), False),
         )
 
 

@@ -295,8 +295,10 @@ class ReadQueries(StoreBase):
             .join(User, on=(Article.user == User.id))
             .where(
                 User.name == user_name,
-                Article.publish,
-                ~Article.archived,
+                # Equalities, not bare flags: the (user, publish, archived, published_at, slug) index
+                # is used only for columns compared with "=".
+                Article.publish == True,  # noqa: E712
+                Article.archived == False,  # noqa: E712
                 Article.published_at.is_null(False),
                 Article.published_at <= (now or utc_now()),
             )
@@ -315,9 +317,12 @@ class ReadQueries(StoreBase):
         one; every article of a large blog, for the CLI and the feed's callers, a few)."""
         found: dict[int, list[str]] = {}
         for chunk in groups(article_ids, max_items=limits_of(self._db).keys(reserved=0)):
+            # A LEFT JOIN (every pair has its tag): the pairs of these ids drive the join, read by
+            # the primary key. With an inner join an optimizer may start from the few tags and read
+            # every pair of every article carrying them.
             query = (
                 ArticleTag.select(ArticleTag.article, Tag.path)
-                .join(Tag, on=(ArticleTag.tag == Tag.id))
+                .join(Tag, peewee.JOIN.LEFT_OUTER, on=(ArticleTag.tag == Tag.id))
                 .where(ArticleTag.article.in_(chunk))
             )
             for article_id, path in self._rows(query):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, cast
 import peewee
 
 from function.store.migrations.legacy import ARTICLE_BODY_COLUMNS, ArticleBefore7
-from function.store.models import ArticleBody
+from function.store.models import Article, ArticleBody
 
 if TYPE_CHECKING:
     from function.store.migrations.operations import Migration
@@ -31,12 +31,15 @@ ROUND_MAX_BYTES = 16 * 1024 * 1024
 def separate_bodies(
     m: Migration, *, per_round: int = COPIED_PER_ROUND, round_bytes: int = ROUND_MAX_BYTES
 ) -> int:
-    """Create ``article_bodies``, copy every article's body into it, drop the columns; the rows copied."""
+    """Create ``article_bodies``, copy every article's body into it, drop the columns; then the read
+    routes' index with the slug at its end (the lists' order, ties included). The rows copied."""
     m.create_missing_tables(ArticleBody)
     copied = 0
     if "content" in m.column_names("articles"):
         copied = _copy_bodies(m, per_round, round_bytes)
     m.drop_present_columns("articles", *ARTICLE_BODY_COLUMNS)
+    m.add_missing_indexes(Article)
+    m.drop_index_on("articles", ("user_id", "publish", "archived", "published_at"))
     return copied
 
 

@@ -90,6 +90,16 @@ class Migration:
                 dropped.append(f"{table}.{column}")
         return dropped
 
+    def drop_index_on(self, table: str, columns: tuple[str, ...]) -> list[str]:
+        """Drop the secondary index of ``table`` over exactly ``columns`` (in order), if there is one
+        (the names of those dropped)."""
+        if table not in set(self.db.get_tables()):
+            return []
+        names = [index.name for index in self.db.get_indexes(table) if tuple(index.columns) == columns]
+        for name in names:
+            migrate(self.migrator.drop_index(table, name))
+        return names
+
     def commit_round(self) -> None:
         """End a round of a step that copies data in rounds. MySQL/TiDB: commit what it wrote and begin
         again, so no transaction grows past one round (TiDB refuses one over ``txn-total-size-limit``)
