@@ -150,9 +150,9 @@ class ReconcileQueries(StoreBase):
         """Write ``articles`` and archive ``archive_slugs`` for the user, all or nothing.
 
         Each article is two rows: its index row in ``articles`` and its body (Markdown, HTML, table of
-        contents) in ``article_bodies``, written in the same transaction; a body is written only when
-        it is new or changed. A body is keyed by its article's id: the ids of new articles are read
-        back after their rows are inserted (one more round trip, only when there are new articles).
+        contents) in ``article_bodies``, written in the same transaction. A body is keyed by its
+        article's id: the ids of new articles are read back after their rows are inserted (one more
+        round trip, only when there are new articles).
 
         Per article: a new one gets created_at = updated_at = now; one whose content hash is the same
         (and is not archived) and whose HTML renders the same keeps updated_at (its path, blob SHA and

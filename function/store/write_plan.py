@@ -59,9 +59,8 @@ def served_before(stored: StoredArticle | Existing, now: datetime) -> bool:
 class WritePlan:
     """The rows to upsert and the articles whose tags must be rewritten, from what is stored.
 
-    ``rows``: every given article's index row (``articles``). ``bodies``: the body rows
-    (``article_bodies``) by slug, only for the articles whose body is new or changed: one whose
-    content and rendered output are what is stored keeps its body row as it is."""
+    ``rows``: every given article's index row (``articles``). ``bodies``: every given article's body
+    row (``article_bodies``) by slug."""
 
     def __init__(
         self,
@@ -101,8 +100,10 @@ class WritePlan:
             row = article_row(user_id, article, old, same, now)
             row.update(output_hash=output, render_fingerprint=render_fingerprint)
             self.rows.append(row)
-            if not (same and old is not None and old.output_hash == output):
-                self.bodies[article.slug] = body_row(article, toc=toc)
+            # Every given article's body is written, as its row is: a given article was read again
+            # (its blob changed, it is rendered anew, or a rebuild asked for it), and a rebuild must
+            # replace a stored body even where the hashes say it is the same.
+            self.bodies[article.slug] = body_row(article, toc=toc)
             self._note_what_readers_see(article.slug, old, row, same, now)
 
     def _note_what_readers_see(

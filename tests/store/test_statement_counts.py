@@ -47,7 +47,7 @@ def test_apply_costs_the_same_for_10_and_300_articles(store: PeeweeStore, scenar
     assert big.statements[0].startswith("BEGIN") and big.statements[-1] == "COMMIT"
 
 
-def test_unchanged_articles_cost_one_upsert(store: PeeweeStore) -> None:
+def test_unchanged_articles_cost_their_rows_and_bodies_upserts_only(store: PeeweeStore) -> None:
     user = store.users.add_user("alice", "a@example.com", 1)
     parsed = [article(f"a{i}", tags=("t",)) for i in range(50)]
     apply_as_worker(store, user.id, parsed, [], T0)
@@ -60,9 +60,12 @@ def test_unchanged_articles_cost_one_upsert(store: PeeweeStore) -> None:
         )
 
     assert result.unchanged == 50
-    # One INSERT .. upsert on its own (no BEGIN/COMMIT): no tag work for unchanged content.
-    assert seen.count == 1, seen.statements
-    assert seen.statements[0].startswith("INSERT")
+    # One transaction of two upserts, the rows and their bodies: no tag work for unchanged content.
+    writes = seen.statements[1:-1]
+    assert [s.split(" (")[0].replace("`", '"') for s in writes] == [
+        'INSERT INTO "articles"',
+        'INSERT INTO "article_bodies"',
+    ], seen.statements
 
 
 def test_an_edit_with_the_same_tags_under_the_lock_writes_its_row_and_its_body_only(
