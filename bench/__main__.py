@@ -36,6 +36,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="articles of the blog the front end's pages by number and tag facets are read from (0 skips)",
     )
     parser.add_argument(
+        "--bytes-size",
+        type=int,
+        default=5000,
+        help="real-shaped articles synced for the bytes each statement reads (0 skips; slow at 5,000)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="a small run that keeps the script working (CI): N=20, 20 calls, no cold accept",
@@ -47,7 +53,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.accept_calls, args.repeats, args.read_calls, args.cold_runs = "20", 20, 1, 5, 0
-        args.real_sizes, args.front_end_size = "12", 50
+        args.real_sizes, args.front_end_size, args.bytes_size = "12", 50, 12
     return args
 
 
@@ -64,11 +70,11 @@ def main(argv: list[str] | None = None) -> int:
         or min(sizes) < 1
         or min(real_sizes, default=1) < 1
         or min(args.accept_calls, args.repeats, args.read_calls) < 1
-        or min(args.cold_runs, args.front_end_size) < 0
+        or min(args.cold_runs, args.front_end_size, args.bytes_size) < 0
     ):
         print(
-            "--sizes, --accept-calls, --repeats and --read-calls must be at least 1, --cold-runs and "
-            "--front-end-size at least 0",
+            "--sizes, --accept-calls, --repeats and --read-calls must be at least 1, --cold-runs, "
+            "--front-end-size and --bytes-size at least 0",
             file=sys.stderr,
         )
         return 2
@@ -82,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         cold_runs=args.cold_runs,
         real_sizes=real_sizes,
         front_end_size=args.front_end_size,
+        bytes_size=args.bytes_size,
     )
     load_before = performance_page.load_average()
     results = runner.run(options)

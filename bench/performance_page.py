@@ -8,7 +8,8 @@ import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bench.report import MB, machine, targets, targets_text
+from bench.read_bytes import ByteCase
+from bench.report import MB, bytes_table, machine, targets, targets_text
 from bench.runner import Results
 
 # One Lambda vCPU per 1,769 MB of memory (AWS: "at 1,769 MB, a function has the equivalent of one vCPU").
@@ -189,6 +190,8 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
                 f"${row.cost_per_1000['arm64']:.4f} | ${row.cost_per_1000['x86_64']:.4f} |"
             )
         lines += [""]
+    if results.bytes_read:
+        lines += bytes_section(results.bytes_read)
     lines += [
         "## The targets of this run",
         "",
@@ -247,6 +250,37 @@ RENDERER_AS_IS = [
     "Worth at most a few percent of the render here.",
     "",
 ]
+
+
+BYTES_READ_NOTES = (
+    "TiDB stores a row as one key-value pair: a statement that reads any column of a row reads all of "
+    "it, and TiDB Cloud charges a Request Unit per 64 KiB its storage reads. A real-shaped article is "
+    "about 160 KB with its HTML, so the Markdown, the HTML and the table of contents live in "
+    "`article_bodies`, one row per article, apart from the `articles` row that the push's index, the "
+    "list pages, the tag facets and the sitemap read (about 400 bytes). Only an article's page, the "
+    "feed's content and the preview read a body. MariaDB keeps large text off-page and would not show "
+    "the difference, so the bench estimates what TiDB reads (`bench/read_bytes.py`): every SELECT of "
+    "the case is run again under MariaDB's `ANALYZE FORMAT=JSON`, which reports for each table the "
+    "rows it actually read and whether only an index was read; each row is charged its table's average "
+    "whole-row size on the same data (text by its UTF-8 length, numbers and times at the width TiDB's "
+    "row format gives them, plus 16 bytes of key), or the size of its index's key columns when only the "
+    "index was read. RU is those bytes / 64 KiB (the read charge only: TiDB Cloud also charges per "
+    "request and for CPU). *Result bytes* are what the server sent back, counted by the latency relay. "
+    "Writes are not counted: a no-change push writes only its delivery record."
+)
+
+
+def bytes_section(cases: list[ByteCase]) -> list[str]:
+    """The bytes-read cases: the table and how they are estimated."""
+    n = cases[0].n
+    return [
+        f"## Bytes read from the database (TiDB estimate), real-shaped N={n}",
+        "",
+        BYTES_READ_NOTES,
+        "",
+        bytes_table(cases),
+        "",
+    ]
 
 
 def load_average() -> float:

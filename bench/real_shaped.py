@@ -146,8 +146,8 @@ def _same_articles(rig: Rig, first: str, second: str) -> bool:
         db = open_database(rig.direct_url(name))
         with connection(db):
             cursor = db.execute_sql(
-                "SELECT slug, title, content, content_html, content_hash, tags_hash, publish "
-                "FROM articles ORDER BY slug"
+                "SELECT slug, title, content, content_html, content_hash, tags_hash, publish FROM articles "
+                "JOIN article_bodies ON article_bodies.article_id = articles.id ORDER BY slug"
             )
             rows.append(cursor.fetchall())
         db.close()

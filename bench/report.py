@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.read_bytes import LIST_PAGE, NO_CHANGE_PUSH, ByteCase
 from bench.reads import FILTERED_PAGE, NUMBERED_PAGE, TAG_FACETS
 from bench.real_shaped import RealShaped
 from bench.runner import CaseResult, Results
@@ -96,10 +97,36 @@ def table(results: Results) -> str:
                 "",
             ]
         )
+    text = _markdown_table(head, rows)
+    if results.bytes_read:
+        text += "\n\n" + bytes_table(results.bytes_read)
+    return text
+
+
+def _markdown_table(head: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
     lines = [_line(head, widths), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     lines += [_line(row, widths) for row in rows]
     return "\n".join(lines)
+
+
+def bytes_table(cases: list[ByteCase]) -> str:
+    """What each case read from the database: rows read as TiDB would read them (estimated, see
+    ``bench.read_bytes``), its Request Units, the result bytes the server sent, and the body rows."""
+    head = ["case", "N", "rows read (TiDB estimate)", "RU", "result bytes", "statements", "body rows read"]
+    rows = [
+        [
+            c.case,
+            str(c.n),
+            f"{c.bytes_read / 1000:.1f} KB",
+            f"{c.request_units:.1f}",
+            f"{c.result_bytes / 1000:.1f} KB",
+            str(len(c.statements)),
+            str(c.body_rows_read),
+        ]
+        for c in cases
+    ]
+    return _markdown_table(head, rows)
 
 
 def _real_rows(results: Results) -> list[list[str]]:
@@ -286,7 +313,7 @@ def _read_targets(results: Results) -> list[Target]:
     if len(p99s) > 1:
         spread = max(p99s) / max(min(p99s), 1e-9)
         found.append(Target("list page p99 flat in N (within 1.5x)", spread <= 1.5, f"spread {spread:.2f}x"))
-    return found + _front_end_targets(results)
+    return found + _front_end_targets(results) + _bytes_targets(results)
 
 
 # Round trips each front-end call may take besides connecting, and the time allowed beyond them.
@@ -317,6 +344,30 @@ def _front_end_targets(results: Results) -> list[Target]:
                 f"front-end answers <= 1 MB at N={n}",
                 reads.largest_bytes <= MB,
                 f"largest {reads.largest_bytes / 1024:.0f} KB ({reads.largest_route})",
+            )
+        )
+    return found
+
+
+# The bytes a case may read from the database (rows read, as TiDB reads them), and the blog's size they
+# are set at.
+BYTES_LIMITS = {NO_CHANGE_PUSH: 2_000_000, LIST_PAGE: 200_000}
+BYTES_AT_N = 5000
+
+
+def _bytes_targets(results: Results) -> list[Target]:
+    found = []
+    for c in results.bytes_read:
+        limit = BYTES_LIMITS.get(c.case)
+        if limit is None:
+            continue
+        size = "" if c.n >= BYTES_AT_N else f" (run at N={c.n}, below the target's N={BYTES_AT_N})"
+        found.append(
+            Target(
+                f"{c.case.removeprefix('bytes: ')} at N={BYTES_AT_N} real-shaped reads "
+                f"<= {limit / 1000:.0f} KB",
+                c.bytes_read <= limit and c.n >= BYTES_AT_N,
+                f"{c.bytes_read / 1000:.1f} KB rows read, {c.request_units:.1f} RU{size}",
             )
         )
     return found

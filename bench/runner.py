@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import peewee
 
 from bench import baseline as baseline_mod
-from bench import corpus, ours, real_shaped
+from bench import corpus, ours, read_bytes, real_shaped
 from bench.accept import AcceptTimes, fake_aws_environment, lambda_api, measure_accept, quiet
 from bench.coldstart import ColdAccept, cold_accepts, import_ms
 from bench.measure import Measured
@@ -43,6 +43,7 @@ class Options:
     read_calls: int = 50
     real_sizes: tuple[int, ...] = (500, 2000)  # real-shaped first syncs: the first compared, the last sampled
     front_end_size: int = 5000  # the original front end's list, filter and facet calls (0: skipped)
+    bytes_size: int = 5000  # real-shaped articles of the bytes-read cases (0: skipped)
 
 
 @dataclass
@@ -73,6 +74,7 @@ class Results:
     front_end: dict[int, ReadResults] = field(default_factory=dict)
     cold: list[ColdAccept] = field(default_factory=list)
     real: list[RealShaped] = field(default_factory=list)
+    bytes_read: list[read_bytes.ByteCase] = field(default_factory=list)
 
 
 Progress = Callable[[str], None]
@@ -112,6 +114,10 @@ def run(options: Options, progress: Progress = _stderr) -> Results:
                         rig, parts, n, compare=compare, sample_memory=sample, repeats=options.repeats
                     )
                 )
+            if options.bytes_size:
+                n = options.bytes_size
+                progress(f"real-shaped N={n}: bytes read by a no-change push, a list page, an article")
+                results.bytes_read = read_bytes.measure(rig, parts, n)
         finally:
             parts.http.close()
     progress("accept path: moto's Lambda API on loopback")

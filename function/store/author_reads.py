@@ -15,7 +15,7 @@ from typing import Any
 
 from function.store.base import StoreBase
 from function.store.base import translated as _translated
-from function.store.models import Article, ArticleTag, Book, BookChapter, Tag, User
+from function.store.models import Article, ArticleBody, ArticleTag, Book, BookChapter, Tag, User
 
 
 @dataclass(frozen=True)
@@ -97,8 +97,11 @@ class AuthorReads(StoreBase):
     @_translated
     def article(self, user_name: str, slug: str) -> AuthorArticle | None:
         """One article of the repository with its HTML, draft or not; None when there is none."""
-        columns = (*_ARTICLE_COLUMNS, Article.content_html, Article.toc)
-        row = self._first(self._articles(user_name, columns).where(Article.slug == slug))
+        columns = (*_ARTICLE_COLUMNS, ArticleBody.content_html, ArticleBody.toc)
+        query = self._articles(user_name, columns).join_from(
+            Article, ArticleBody, on=(ArticleBody.article == Article.id)
+        )
+        row = self._first(query.where(Article.slug == slug))
         if row is None:
             return None
         tags = self._tags_of([row[0]])

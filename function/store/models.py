@@ -1,5 +1,5 @@
-"""The tables: users, articles, tags, article_tags, deliveries, and the outgoing webhooks' endpoints,
-events and attempts.
+"""The tables: users, articles and their bodies, tags, article_tags, deliveries, and the outgoing webhooks'
+endpoints, events and attempts.
 
 No model has a database of its own: queries bind explicitly. Times are naive UTC with microseconds
 (``DATETIME(6)`` on MySQL, where a bare DATETIME would drop the fraction and make two updates in the
@@ -69,10 +69,7 @@ class Article(BaseModel):
     description = Utf8TextField(null=True)
     thumbnail = Utf8TextField(null=True)
     emoji = StringField(max_length=64, null=True)
-    content = LongTextField()
-    content_html = LongTextField()
-    # The table of contents as JSON ([{"level", "id", "text"}]); null: written before it existed.
-    toc = LongTextField(null=True)
+    # The Markdown, the HTML and the table of contents live in ``article_bodies`` (``ArticleBody``).
     content_hash = StringField(max_length=64)
     # sha256 of the sorted tag paths: lets a content change skip the tag tables when tags are the same.
     tags_hash = StringField(max_length=64, default="")
@@ -93,9 +90,30 @@ class Article(BaseModel):
         table_name = "articles"
         indexes = (
             (("user", "slug"), True),
-            # The read routes: one user's published, live articles, newest first.
-            (("user", "publish", "archived", "published_at"), False),
+            # The read routes: one user's published, live articles, newest first, ties by slug: the
+            # index's own order is the lists' order, so a page reads its rows and stops (without the
+            # slug, every published row is read and sorted for the tie-break).
+            (("user", "publish", "archived", "published_at", "slug"), False),
         )
+
+
+class ArticleBody(BaseModel):
+    """What a reader reads of an article in full, one row per article, apart from its index row.
+
+    TiDB stores a row as one key-value pair: reading any column of a row reads all of it. Kept in
+    ``articles``, the Markdown, HTML and table of contents (about 160 KB for a real article) would be
+    read by every statement that reads the index: a push's index of the repository, each list page,
+    the tag facets, the sitemap. Here, only an article's own page and the feed's content read them.
+    Written in the transaction that writes the article's row; deleted with it (cascade)."""
+
+    article = peewee.ForeignKeyField(Article, primary_key=True, on_delete="CASCADE", column_name="article_id")
+    content = LongTextField()
+    content_html = LongTextField()
+    # The table of contents as JSON ([{"level", "id", "text"}]); null: written before it existed.
+    toc = LongTextField(null=True)
+
+    class Meta:
+        table_name = "article_bodies"
 
 
 class Tag(BaseModel):
@@ -294,6 +312,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     User,
     Tag,
     Article,
+    ArticleBody,
     ArticleTag,
     FailedFile,
     Delivery,

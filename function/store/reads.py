@@ -22,6 +22,7 @@ from function.store.base import translated as _translated
 from function.store.bounds import groups, limits_of
 from function.store.models import (
     Article,
+    ArticleBody,
     ArticleTag,
     Tag,
     User,
@@ -38,8 +39,8 @@ _VIEW_COLUMNS = (
     Article.id,
     Article.slug,
     Article.title,
-    Article.content,
-    Article.content_html,
+    ArticleBody.content,
+    ArticleBody.content_html,
     Article.description,
     Article.type,
     Article.thumbnail,
@@ -47,14 +48,14 @@ _VIEW_COLUMNS = (
     Article.created_at,
     Article.updated_at,
     Article.emoji,
-    Article.toc,
+    ArticleBody.toc,
 )
 
-# A summary never needs the article's body: the columns stay in place (``_view`` reads rows by
-# position) but the database sends an empty string instead of up to megabytes of text.
-_BODY_COLUMNS = frozenset({"content", "content_html", "toc"})
+# A summary never needs the article's body, and never reads its table: TiDB reads a row whole, so
+# only the statements that serve a body join ``article_bodies`` (``_with_bodies``). The columns stay
+# in place (``_view`` reads rows by position) as empty strings.
 _SUMMARY_COLUMNS = tuple(
-    peewee.Value("") if column.name in _BODY_COLUMNS else column for column in _VIEW_COLUMNS
+    peewee.Value("") if column.model is ArticleBody else column for column in _VIEW_COLUMNS
 )
 
 
@@ -227,7 +228,7 @@ class ReadQueries(StoreBase):
         """Full articles (bodies included), in read order, at most ``limit``: the feed's 20 newest,
         or every one for the CLI and tests. None when there is no such user. Two statements."""
         query = _newest_first(
-            self._filtered(user_name, _VIEW_COLUMNS, type=type, tag=tag, tags=tags, now=now)
+            _with_bodies(self._filtered(user_name, _VIEW_COLUMNS, type=type, tag=tag, tags=tags, now=now))
         )
         if limit is not None:
             query = query.limit(limit)
@@ -242,7 +243,7 @@ class ReadQueries(StoreBase):
         self, user_name: str, slug: str, *, now: datetime | None = None
     ) -> ArticleView | None:
         """One published article, or None (unknown user or slug, draft, archived, scheduled)."""
-        query = self._filtered(user_name, _VIEW_COLUMNS, now=now).where(Article.slug == slug)
+        query = _with_bodies(self._filtered(user_name, _VIEW_COLUMNS, now=now)).where(Article.slug == slug)
         row = self._first(query)
         if row is None:
             return None
@@ -294,8 +295,10 @@ class ReadQueries(StoreBase):
             .join(User, on=(Article.user == User.id))
             .where(
                 User.name == user_name,
-                Article.publish,
-                ~Article.archived,
+                # Equalities, not bare flags: the (user, publish, archived, published_at, slug) index
+                # is used only for columns compared with "=".
+                Article.publish == True,  # noqa: E712
+                Article.archived == False,  # noqa: E712
                 Article.published_at.is_null(False),
                 Article.published_at <= (now or utc_now()),
             )
@@ -314,9 +317,12 @@ class ReadQueries(StoreBase):
         one; every article of a large blog, for the CLI and the feed's callers, a few)."""
         found: dict[int, list[str]] = {}
         for chunk in groups(article_ids, max_items=limits_of(self._db).keys(reserved=0)):
+            # A LEFT JOIN (every pair has its tag): the pairs of these ids drive the join, read by
+            # the primary key. With an inner join an optimizer may start from the few tags and read
+            # every pair of every article carrying them.
             query = (
                 ArticleTag.select(ArticleTag.article, Tag.path)
-                .join(Tag, on=(ArticleTag.tag == Tag.id))
+                .join(Tag, peewee.JOIN.LEFT_OUTER, on=(ArticleTag.tag == Tag.id))
                 .where(ArticleTag.article.in_(chunk))
             )
             for article_id, path in self._rows(query):
@@ -331,6 +337,11 @@ def _text(value: Any) -> str:
 
 def _whole(value: Any) -> int:
     return int(_text(value))
+
+
+def _with_bodies(query: Any) -> Any:
+    """``query`` joined to each article's body row (one point read by key per article)."""
+    return query.join_from(Article, ArticleBody, on=(ArticleBody.article == Article.id))
 
 
 def _newest_first(query: Any) -> Any:

@@ -22,6 +22,7 @@ from function.store.batching import (
 from function.store.bounds import groups, limits_of
 from function.store.models import (
     Article,
+    ArticleBody,
     FailedFile,
     to_naive_utc,
 )
@@ -55,6 +56,7 @@ _INDEX_COLUMNS = (
 )
 # Slugs, SHAs, hashes, flags and times never hold a tab; the path, which may, is packed last.
 _PACKED_SEPARATOR = "\t"
+_BODY_PRESERVE = (ArticleBody.content, ArticleBody.content_html, ArticleBody.toc)
 # Every article column the upsert overwrites on a conflict with (user_id, slug): all values are
 # computed from the row read inside the same transaction, so writing them all is exact.
 _UPSERT_PRESERVE = (
@@ -65,9 +67,6 @@ _UPSERT_PRESERVE = (
     Article.description,
     Article.thumbnail,
     Article.emoji,
-    Article.content,
-    Article.content_html,
-    Article.toc,
     Article.content_hash,
     Article.tags_hash,
     Article.render_fingerprint,
@@ -171,6 +170,11 @@ class ReconcileQueries(StoreBase):
     ) -> ApplyResult:
         """Write ``articles`` and archive ``archive_slugs`` for the user, all or nothing.
 
+        Each article is two rows: its index row in ``articles`` and its body (Markdown, HTML, table of
+        contents) in ``article_bodies``, written in the same transaction. A body is keyed by its
+        article's id: the ids of new articles are read back after their rows are inserted (one more
+        round trip, only when there are new articles).
+
         Per article: a new one gets created_at = updated_at = now; one whose content hash is the same
         (and is not archived) and whose HTML renders the same keeps updated_at (its path, blob SHA and
         render fingerprint are refreshed); any other gets updated_at = now. published_at is the front
@@ -203,7 +207,7 @@ class ReconcileQueries(StoreBase):
         known = {slug: Existing.of(index[slug]) for slug in slugs if slug in index}
         plan = WritePlan(user_id, articles, known, now, render_fingerprint)
         upserts = self._article_upserts(plan.rows)
-        if not plan.retag and not to_archive and len(upserts) <= 1:
+        if not plan.retag and not to_archive and not plan.bodies and len(upserts) <= 1:
             # A single statement is atomic by itself: no BEGIN/COMMIT for the server to run.
             try:
                 for query in upserts:
@@ -218,6 +222,8 @@ class ReconcileQueries(StoreBase):
             with batched_transaction(self._db) as tx:
                 for query in upserts:
                     tx.add(query, "writing articles")
+                if plan.bodies:
+                    self._queue_bodies(tx, user_id, plan.bodies, plan.existing)
                 if plan.retag:
                     self._queue_tag_rewrite(tx, user_id, plan.retag, plan.existing)
                 keys = limits_of(self._db).keys(reserved=4)
@@ -246,6 +252,28 @@ class ReconcileQueries(StoreBase):
             conflict_target=[Article.user, Article.slug],
             preserve=_UPSERT_PRESERVE,
         )
+
+    def _queue_bodies(
+        self,
+        tx: StatementQueue,
+        user_id: int,
+        bodies: Mapping[str, Mapping[str, Any]],
+        existing: Mapping[str, Existing],
+    ) -> None:
+        """Queue the upserts of these body rows (by slug), after their articles' rows: the ids of
+        articles that were not stored yet are read inside the transaction (its own writes)."""
+        ids = {slug: existing[slug].id for slug in bodies if slug in existing}
+        new = [slug for slug in bodies if slug not in ids]
+        for chunk in groups(new, max_items=min(limits_of(self._db).keys(reserved=1), KEY_CHUNK_SIZE)):
+            query = Article.select(Article.id, Article.slug).where(
+                Article.user == user_id, Article.slug.in_(chunk)
+            )
+            ids.update((slug, int(article_id)) for article_id, slug in tx.read(query.bind(self._db)))
+        rows = [{"article": ids[slug], **body} for slug, body in bodies.items()]
+        for query in upsert_queries(
+            self._db, ArticleBody, rows, conflict_target=[ArticleBody.article], preserve=_BODY_PRESERVE
+        ):
+            tx.add(query, "writing article bodies")
 
     def _queue_tag_rewrite(
         self,

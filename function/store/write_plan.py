@@ -57,7 +57,10 @@ def served_before(stored: StoredArticle | Existing, now: datetime) -> bool:
 
 
 class WritePlan:
-    """The rows to upsert and the articles whose tags must be rewritten, from what is stored."""
+    """The rows to upsert and the articles whose tags must be rewritten, from what is stored.
+
+    ``rows``: every given article's index row (``articles``). ``bodies``: every given article's body
+    row (``article_bodies``) by slug."""
 
     def __init__(
         self,
@@ -69,6 +72,7 @@ class WritePlan:
     ) -> None:
         self.existing = existing
         self.rows: list[dict[str, Any]] = []
+        self.bodies: dict[str, dict[str, Any]] = {}
         self.retag: list[ParsedArticle] = []
         self.written = self.unchanged = 0
         self.published: list[str] = []
@@ -93,9 +97,13 @@ class WritePlan:
                 old is not None and old.tags_hash != tags_hash(article.tags)
             ):
                 self.retag.append(article)
-            row = article_row(user_id, article, old, same, now, toc=toc)
+            row = article_row(user_id, article, old, same, now)
             row.update(output_hash=output, render_fingerprint=render_fingerprint)
             self.rows.append(row)
+            # Every given article's body is written, as its row is: a given article was read again
+            # (its blob changed, it is rendered anew, or a rebuild asked for it), and a rebuild must
+            # replace a stored body even where the hashes say it is the same.
+            self.bodies[article.slug] = body_row(article, toc=toc)
             self._note_what_readers_see(article.slug, old, row, same, now)
 
     def _note_what_readers_see(
@@ -141,8 +149,13 @@ def tags_hash(tags: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(sorted(set(tags))).encode()).hexdigest()
 
 
+def body_row(article: ParsedArticle, *, toc: str) -> dict[str, Any]:
+    """An article's ``article_bodies`` row, without its key (the article's id, known once written)."""
+    return {"content": article.content, "content_html": article.content_html, "toc": toc}
+
+
 def article_row(
-    user_id: int, article: ParsedArticle, old: Existing | None, same: bool, now: datetime, *, toc: str
+    user_id: int, article: ParsedArticle, old: Existing | None, same: bool, now: datetime
 ) -> dict[str, Any]:
     if old is None:
         created_at, updated_at = now, now
@@ -159,9 +172,6 @@ def article_row(
         "description": article.description,
         "thumbnail": article.thumbnail,
         "emoji": article.emoji,
-        "content": article.content,
-        "content_html": article.content_html,
-        "toc": toc,
         "content_hash": article.content_hash,
         "tags_hash": tags_hash(article.tags),
         "publish": article.publish,

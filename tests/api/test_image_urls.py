@@ -15,7 +15,7 @@ from function.app import create_app
 from function.assets.keys import asset_key, content_sha256
 from function.assets.kinds import PNG
 from function.services import Services
-from function.store.models import Article, Book, BookChapter
+from function.store.models import Article, ArticleBody, Book, BookChapter
 from tests.kit import images
 from tests.kit.blog_checks import stored
 from tests.kit.blog_fixtures import USER, Blog, article
@@ -75,7 +75,13 @@ def what_readers_get(client: FlaskClient) -> dict[str, Any]:
 
 
 def stored_html(blog: Blog) -> tuple[str, str, str | None]:
-    article_ = Article.select(Article.content_html).where(Article.slug == "pets").bind(blog.db).scalar()
+    article_ = (
+        ArticleBody.select(ArticleBody.content_html)
+        .join(Article)
+        .where(Article.slug == "pets")
+        .bind(blog.db)
+        .scalar()
+    )
     chapter = BookChapter.select(BookChapter.content_html).bind(blog.db).scalar()
     cover = Book.select(Book.cover_url).bind(blog.db).scalar()
     return article_, chapter, cover

@@ -36,6 +36,8 @@ TINY = (
     "10",
     "--front-end-size",
     "30",
+    "--bytes-size",
+    "10",
 )
 CASES = (
     "first sync",
@@ -50,6 +52,9 @@ CASES = (
     "read: page 3, two tags in OR mode (p50 / p99)",
     "read: tag facets, whole blog (p50 / p99)",
     "import function.handler",
+    "bytes: no-change push",
+    "bytes: list page",
+    "bytes: one article",
 )
 
 
@@ -109,3 +114,11 @@ def test_tiny_run_prints_every_case_and_writes_the_fragment(mysql_server: str, t
     assert int(rows["read: page by number with totals (p50 / p99)"][5].split()[0]) <= 2 + 3
     assert int(rows["read: page 3, two tags in OR mode (p50 / p99)"][5].split()[0]) <= 2 + 3
     assert int(rows["read: tag facets, whole blog (p50 / p99)"][5].split()[0]) <= 1 + 3
+    # AND of the article bodies, a no-change push and a list page read none, an article's page one
+    assert [
+        rows[case][6] for case in ("bytes: no-change push", "bytes: list page", "bytes: one article")
+    ] == [
+        "0",
+        "0",
+        "1",
+    ]

@@ -83,3 +83,27 @@ def assert_serves_as_before(now: Any, before: Any, where: str = "answer") -> Non
         if field in CHANGED_ON_PURPOSE and (before, now) == CHANGED_ON_PURPOSE[field]:
             return
         assert now == before, f"{where}: {now!r} != {before!r}"
+
+
+def as_before_bodies_apart(db: peewee.Database | peewee.DatabaseProxy, *, version: int = 6) -> None:
+    """Bring a database this version made back to the shape it had before migration step 7: each
+    article's Markdown, HTML and table of contents in its ``articles`` row (nullable: this helper's
+    columns; the recordings hold the NOT NULL originals), no ``article_bodies``, and the schema recorded
+    at ``version``. A blog synced by today's code, as a version before the step would hold it."""
+    from function.store.migrations.version import SchemaVersion, record_version
+
+    real = unwrap(db)
+    text = "LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin" if is_mysql(real) else "TEXT"
+    quote = "`" if is_mysql(real) else '"'
+    for column in ("content", "content_html", "toc"):
+        real.execute_sql(f"ALTER TABLE articles ADD COLUMN {quote}{column}{quote} {text} NULL")
+        body = peewee.Table("article_bodies", ("article_id", column), alias="b")
+        key = getattr(body, "article_id")  # noqa: B009  (Peewee makes the columns attributes at run time)
+        copied = body.select(getattr(body, column)).where(key == peewee.SQL("articles.id"))
+        peewee.Table("articles").update({peewee.Column(peewee.Table("articles"), column): copied}).bind(
+            real
+        ).execute()
+    real.execute_sql("DROP TABLE article_bodies")
+    SchemaVersion.delete().where(SchemaVersion.version > version).bind(real).execute()
+    if not SchemaVersion.select().where(SchemaVersion.version == version).bind(real).exists():
+        record_version(real, version, f"step {version}")

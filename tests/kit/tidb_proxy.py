@@ -146,6 +146,14 @@ class TiDBRelay:
             return
         with self._installing:
             admin = self._admin_connection()
+            # The tables whose foreign keys point at a table written now (and their children, all the
+            # way down) get their checks now too: MariaDB locks the parent to alter a child, and the
+            # transaction writing the parent (an article's row, then its body) would hold it until its
+            # commit, the child unchecked meanwhile.
+            children = self._children_without_checks(admin, todo)
+            while children - todo:
+                todo |= children
+                children = self._children_without_checks(admin, todo)
             for database, table in sorted(todo):
                 with self._guard:
                     replacing = (database, table) in self._installed
@@ -163,6 +171,21 @@ class TiDBRelay:
                     self._dirty.discard((database, table))
                     if found is not None:
                         self._installed.add((database, table))
+
+    def _children_without_checks(
+        self, admin: pymysql.connections.Connection[Any], parents: set[tuple[str, str]]
+    ) -> set[tuple[str, str]]:
+        found: set[tuple[str, str]] = set()
+        with admin.cursor() as cursor:
+            for database, table in parents:
+                cursor.execute(
+                    "SELECT CONSTRAINT_SCHEMA, TABLE_NAME FROM information_schema.REFERENTIAL_CONSTRAINTS "
+                    "WHERE UNIQUE_CONSTRAINT_SCHEMA = %s AND REFERENCED_TABLE_NAME = %s",
+                    (database, table),
+                )
+                found |= {(str(schema), str(child)) for schema, child in cursor.fetchall()}
+        with self._guard:
+            return {child for child in found if child not in self._installed}
 
     def _admin_connection(self) -> pymysql.connections.Connection[Any]:
         if self._admin is None or not self._admin.open:

@@ -2,7 +2,8 @@
 HTML of articles and chapters and in the books' covers become the references this version stores, with
 the hashes that go with them, in bounded rounds, and running it again changes nothing. The blog then
 serves the URLs of its current ASSET_URL, and its next sync finds nothing new for readers. On SQLite and
-MariaDB."""
+MariaDB. The database is brought back to its shape before step 7 (bodies in the articles' rows), as a
+version between the two held it; step 7 then runs after it."""
 
 from __future__ import annotations
 
@@ -18,15 +19,16 @@ from function.assets.keys import asset_key, content_sha256
 from function.assets.kinds import PNG
 from function.services import Services
 from function.store.connection import connection
+from function.store.migrations.legacy import ArticleBefore7
 from function.store.migrations.runner import migrate
 from function.store.migrations.steps import STEPS
 from function.store.migrations.stored_images import image_urls_to_references
-from function.store.migrations.version import SchemaVersion, record_version
-from function.store.models import Article, Book, BookChapter
+from function.store.models import Article, ArticleBody, Book, BookChapter
 from function.store.write_plan import output_hash
 from tests.kit import images
 from tests.kit.blog_checks import stored
 from tests.kit.blog_fixtures import USER, Blog, article
+from tests.kit.old_databases import as_before_bodies_apart
 from tests.kit.statements import count_statements
 
 RED, BLUE, GREEN = images.png((255, 0, 0)), images.png((0, 0, 255)), images.png((0, 255, 0))
@@ -45,7 +47,8 @@ FILES: dict[str, bytes | None] = {
     "books/aws-field-notes/next.md": b"---\ntitle: Next\n---\n\nNo image.\n",
     "books/aws-field-notes/cover.png": BLUE,
 }
-LAST = STEPS[-1][0]
+THIS_STEP = 6
+STEP_NAMES = {number: name for number, name, _ in STEPS}
 
 
 def key_of(data: bytes) -> str:
@@ -57,8 +60,17 @@ def tuples(query: Any, db: Any) -> list[tuple[Any, ...]]:
 
 
 def rows(blog: Blog) -> dict[str, Any]:
-    """What the step may change: HTML and hashes of articles and chapters, covers and books' hashes."""
-    articles = tuples(Article.select(Article.slug, Article.content_html, Article.output_hash), blog.db)
+    """What the step may change: HTML and hashes of articles and chapters, covers and books' hashes
+    (the articles' HTML in their rows before step 7, in their body rows after it)."""
+    query: Any
+    if "article_bodies" in blog.db.get_tables():
+        query = Article.select(Article.slug, ArticleBody.content_html, Article.output_hash).join(
+            ArticleBody, on=(ArticleBody.article == Article.id)
+        )
+    else:
+        old = ArticleBefore7
+        query = old.select(old.slug, old.content_html, old.output_hash)
+    articles = tuples(query, blog.db)
     chapters = tuples(
         BookChapter.select(BookChapter.slug, BookChapter.content_html, BookChapter.output_hash), blog.db
     )
@@ -74,7 +86,8 @@ def as_an_earlier_version_stored_it(blog: Blog, base: str) -> None:
     """The rows as the version before this step wrote them, its ASSET_URL being ``base``: each reference
     an asset URL, each hash made from that, and the database at the step before."""
     db = blog.db
-    for model in (Article, BookChapter):
+    as_before_bodies_apart(db, version=THIS_STEP - 1)
+    for model in (ArticleBefore7, BookChapter):
         for row_id, html, toc in tuples(model.select(model.id, model.content_html, model.toc), db):
             old = html.replace('src="asset:', f'src="{base}/')
             model.update(content_html=old, output_hash=output_hash(old, toc or "[]")).where(
@@ -90,9 +103,6 @@ def as_an_earlier_version_stored_it(blog: Blog, base: str) -> None:
         )
         hashed = book_hash(BookConfig.from_json(config), url, chapters)
         Book.update(cover_url=url, content_hash=hashed).where(Book.id == book_id).bind(db).execute()
-    # A new database records its version only; the one before this step records the step before.
-    SchemaVersion.delete().where(SchemaVersion.version == LAST).bind(db).execute()
-    record_version(db, *STEPS[-2][:2])
 
 
 def synced(blog: Blog) -> dict[str, Any]:
@@ -115,8 +125,9 @@ def test_a_database_holding_asset_urls_is_migrated_to_what_this_version_stores(b
     with connection(blog.db):
         report = migrate(blog.db)
 
-    # THEN only this step ran, and every row is what this version writes: references, with their hashes
-    assert report.applied == ((LAST, STEPS[-1][1]),)
+    # THEN this step ran, then the bodies', and every row is what this version writes: references,
+    # with their hashes
+    assert report.applied == tuple((n, STEP_NAMES[n]) for n in sorted(STEP_NAMES) if n >= THIS_STEP)
     assert rows(blog) == expected
     assert f'src="asset:{key_of(RED)}"' in expected["articles"]["pets"][0]
     assert 'src="https://example.com/dog.png"' in expected["articles"]["pets"][0]
@@ -171,7 +182,8 @@ def test_urls_of_images_blog_api_never_stored_are_left_as_they_are(blog: Blog) -
     with connection(blog.db):
         as_an_earlier_version_stored_it(blog, OLD_BASE)
         html = f'<p><img src="{stranger}" alt="x"></p>\n'
-        Article.update(content_html=html).where(Article.slug == "plain").bind(blog.db).execute()
+        old = ArticleBefore7
+        old.update(content_html=html).where(old.slug == "plain").bind(blog.db).execute()
 
         # WHEN it is migrated
         migrate(blog.db)

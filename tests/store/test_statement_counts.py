@@ -47,7 +47,7 @@ def test_apply_costs_the_same_for_10_and_300_articles(store: PeeweeStore, scenar
     assert big.statements[0].startswith("BEGIN") and big.statements[-1] == "COMMIT"
 
 
-def test_unchanged_articles_cost_one_upsert(store: PeeweeStore) -> None:
+def test_unchanged_articles_cost_their_rows_and_bodies_upserts_only(store: PeeweeStore) -> None:
     user = store.users.add_user("alice", "a@example.com", 1)
     parsed = [article(f"a{i}", tags=("t",)) for i in range(50)]
     apply_as_worker(store, user.id, parsed, [], T0)
@@ -60,12 +60,17 @@ def test_unchanged_articles_cost_one_upsert(store: PeeweeStore) -> None:
         )
 
     assert result.unchanged == 50
-    # One INSERT .. upsert on its own (no BEGIN/COMMIT): no tag work for unchanged content.
-    assert seen.count == 1, seen.statements
-    assert seen.statements[0].startswith("INSERT")
+    # One transaction of two upserts, the rows and their bodies: no tag work for unchanged content.
+    writes = seen.statements[1:-1]
+    assert [s.split(" (")[0].replace("`", '"') for s in writes] == [
+        'INSERT INTO "articles"',
+        'INSERT INTO "article_bodies"',
+    ], seen.statements
 
 
-def test_an_edit_with_the_same_tags_under_the_lock_is_one_statement(store: PeeweeStore) -> None:
+def test_an_edit_with_the_same_tags_under_the_lock_writes_its_row_and_its_body_only(
+    store: PeeweeStore,
+) -> None:
     # GIVEN the index read under the user's lock (as the worker does)
     user = store.users.add_user("alice", "a@example.com", 1)
     apply_as_worker(store, user.id, [article(f"a{i}", tags=("t",)) for i in range(50)], [], T0)
@@ -77,10 +82,15 @@ def test_an_edit_with_the_same_tags_under_the_lock_is_one_statement(store: Peewe
             user.id, [article("a7", body="edited", tags=("t",))], [], at(1), index=index
         )
 
-    # THEN the write is one upsert, without BEGIN/COMMIT, and it took effect
+    # THEN the write is two upserts in one transaction, the article's row and its body's (no tag
+    # work, no read: the article's id is in the index), and it took effect
     assert (result.written, result.unchanged) == (1, 0)
-    assert seen.count == 1, seen.statements
-    assert seen.statements[0].startswith("INSERT")
+    assert seen.statements[0].startswith("BEGIN") and seen.statements[-1] == "COMMIT", seen.statements
+    writes = seen.statements[1:-1]
+    assert [s.split(" (")[0].replace("`", '"') for s in writes] == [
+        'INSERT INTO "articles"',
+        'INSERT INTO "article_bodies"',
+    ]
     edited = store.reads.published_article("alice", "a7")
     assert edited is not None and edited.content == "edited" and edited.tags == ("t",)
 
@@ -107,8 +117,11 @@ def test_huge_batches_add_only_one_statement_per_chunk(store: PeeweeStore) -> No
     big = apply_new(store, big_user.id, count)
 
     inserts = [s for s in big.matching("INSERT") if "articles" in s.split("(")[0]]
-    assert len(inserts) == 3
-    assert big.count - small.count == 2  # the two extra article INSERTs, nothing else
+    bodies = [s for s in big.matching("INSERT") if "article_bodies" in s.split("(")[0]]
+    assert len(inserts) == 3 and len(bodies) == 3
+    # The two extra article INSERTs and the two extra body INSERTs, nothing else (the new articles'
+    # ids are read back in one SELECT for both).
+    assert big.count - small.count == 4
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ again, unchanged files too; without it an unchanged file is never fetched."""
 
 from __future__ import annotations
 
-from function.store.models import Article
+from function.store.models import ArticleBody
 from function.worker.sync import Worker
 from tests.kit.blog_fixtures import USER, Blog, article
 
@@ -11,7 +11,7 @@ from tests.kit.blog_fixtures import USER, Blog, article
 def _stale_html(blog: Blog) -> None:
     """What an older renderer left in the database."""
     with blog.store() as store:
-        Article.update(content_html="<p>rendered by an older version</p>").bind(store.db).execute()
+        ArticleBody.update(content_html="<p>rendered by an older version</p>").bind(store.db).execute()
 
 
 def test_rebuild_renders_every_article_again_and_keeps_their_times(blog: Blog) -> None:

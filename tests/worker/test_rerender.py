@@ -19,7 +19,7 @@ from function.store.facade import PeeweeStore
 from function.store.migrations.operations import Migration
 from function.store.migrations.runner import migrate
 from function.store.migrations.steps import render_fingerprints
-from function.store.models import Article, BookChapter
+from function.store.models import Article, ArticleBody, BookChapter
 from function.store.write_plan import output_hash
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
@@ -157,7 +157,13 @@ def test_an_asset_base_is_no_input_of_the_fingerprint_only_whether_one_is_used(b
     assert summary.fetched == 0 and blog.github.count("blob") == 0
     assert stored(blog) == before
     assert fingerprints(blog) == {render_fingerprint(allow_raw_html=False, images_elsewhere=True)}
-    html = Article.select(Article.content_html).where(Article.slug == "pictured").bind(blog.db).scalar()
+    html = (
+        ArticleBody.select(ArticleBody.content_html)
+        .join(Article)
+        .where(Article.slug == "pictured")
+        .bind(blog.db)
+        .scalar()
+    )
     assert '<img src="/images/cat.png" alt="cat">' in html
 
 
@@ -189,8 +195,10 @@ def test_a_database_an_earlier_version_made_renders_every_file_again_once_after_
         assert users, "the recording has articles"
         for user in users:
             index = store.reconcile.load_index(user.id)
-            html: Any = Article.select(Article.slug, Article.content_html, Article.toc).where(
-                Article.user == user.id
+            html: Any = (
+                Article.select(Article.slug, ArticleBody.content_html, ArticleBody.toc)
+                .join(ArticleBody, on=(ArticleBody.article == Article.id))
+                .where(Article.user == user.id)
             )
 
             # THEN each article records no fingerprint yet, and the hash of the HTML it has

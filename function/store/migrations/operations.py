@@ -75,6 +75,41 @@ class Migration:
                     created.append(f"{table}({', '.join(columns)})")
         return created
 
+    def drop_present_columns(self, table: str, *columns: str) -> list[str]:
+        """``ALTER TABLE … DROP COLUMN`` for each of ``columns`` that ``table`` still has (the
+        ``table.column`` of each dropped). SQLite 3.35 and later drop a column in place; a column in an
+        index or a key cannot be dropped so, and none of the store's dropped columns is."""
+        if table not in set(self.db.get_tables()):
+            return []
+        present = self.column_names(table)
+        dropped = []
+        for column in columns:
+            if column in present:
+                # No CASCADE: MySQL/TiDB have nothing to cascade to, and TiDB's grammar has no such word.
+                migrate(self.migrator.drop_column(table, column, cascade=False))
+                dropped.append(f"{table}.{column}")
+        return dropped
+
+    def drop_index_on(self, table: str, columns: tuple[str, ...]) -> list[str]:
+        """Drop the secondary index of ``table`` over exactly ``columns`` (in order), if there is one
+        (the names of those dropped)."""
+        if table not in set(self.db.get_tables()):
+            return []
+        names = [index.name for index in self.db.get_indexes(table) if tuple(index.columns) == columns]
+        for name in names:
+            migrate(self.migrator.drop_index(table, name))
+        return names
+
+    def commit_round(self) -> None:
+        """End a round of a step that copies data in rounds. MySQL/TiDB: commit what it wrote and begin
+        again, so no transaction grows past one round (TiDB refuses one over ``txn-total-size-limit``)
+        and a step stopped half-way keeps the rounds it did. SQLite: nothing; the step is one
+        transaction with its record, and an interrupted step leaves nothing behind."""
+        if isinstance(self.db, peewee.SqliteDatabase):
+            return
+        self.db.commit()
+        self.db.begin()
+
     def column_names(self, table: str) -> set[str]:
         """The columns ``table`` has now."""
         return {column.name for column in self.db.get_columns(table)}

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, cast
 
 import peewee
 
+from function.store.migrations.legacy import ArticleBefore7, has_bodies_in_rows
 from function.store.models import (
-    Article,
     ArticleTag,
     Asset,
     AssetReference,
@@ -54,7 +54,7 @@ def baseline(m: Migration) -> None:
     tables = (
         User,
         Tag,
-        Article,
+        ArticleBefore7,
         ArticleTag,
         FailedFile,
         Delivery,
@@ -74,8 +74,8 @@ def baseline(m: Migration) -> None:
         User.repository_id,
         Delivery.written,
         Delivery.unchanged,
-        Article.emoji,
-        Article.toc,
+        ArticleBefore7.emoji,
+        ArticleBefore7.toc,
         Delivery.retryable,
         User.github_account_id,
         Book.cover_url,
@@ -107,21 +107,22 @@ def render_fingerprints(m: Migration) -> None:
     that HTML (``output_hash``, computed here from the stored HTML, so that first pass moves an
     article's ``updatedAt`` only where its HTML changed). Running it again hashes only what is left."""
     m.add_missing_columns(
-        Article.render_fingerprint,
-        Article.output_hash,
+        ArticleBefore7.render_fingerprint,
+        ArticleBefore7.output_hash,
         Book.render_fingerprint,
         BookChapter.render_fingerprint,
         BookChapter.output_hash,
     )
-    for model in (Article, BookChapter):
-        _hash_stored_html(m.db, model)
+    for model in (ArticleBefore7, BookChapter):
+        if has_bodies_in_rows(m.db, model):
+            _hash_stored_html(m.db, model)
 
 
 # Rows hashed per round: their HTML is held in memory meanwhile.
 _HASHED_PER_ROUND = 200
 
 
-def _hash_stored_html(db: peewee.Database, model: type[Article] | type[BookChapter]) -> None:
+def _hash_stored_html(db: peewee.Database, model: type[ArticleBefore7] | type[BookChapter]) -> None:
     """Fill ``output_hash`` where it is NULL from the row's own HTML and table of contents (a NULL table
     of contents is served as an empty one)."""
     while True:
@@ -164,6 +165,16 @@ def image_references(m: Migration) -> None:
     image_urls_to_references(m.db)
 
 
+def article_bodies(m: Migration) -> None:
+    """Articles: the Markdown, the HTML and the table of contents moved out of ``articles`` into
+    ``article_bodies``, one row per article (``separate_bodies``: copied in rounds bounded by count and
+    bytes, each committed on its own on MySQL/TiDB, then the three columns dropped). Running it again
+    copies only what is left, and finds the columns gone."""
+    from function.store.migrations.article_bodies import separate_bodies
+
+    separate_bodies(m)
+
+
 STEPS: tuple[Step, ...] = (
     (1, "baseline: the tables, columns and indexes of earlier versions", baseline),
     (2, "deliveries: the error text's retryable mark into the retryable column", retryable_mark_to_column),
@@ -175,6 +186,7 @@ STEPS: tuple[Step, ...] = (
         forget_book_failures,
     ),
     (6, "articles, chapters and book covers: image URLs as stored references", image_references),
+    (7, "articles: Markdown, HTML and table of contents apart, in article_bodies", article_bodies),
 )
 
 # The schema version this code reads and writes: the last step's number.

@@ -25,7 +25,8 @@ import peewee
 from function.articles.books import BookConfig, book_hash
 from function.articles.images import reference_for_url, references_for_urls
 from function.store.bounds import STATEMENT_MAX_BYTES
-from function.store.models import Article, Asset, Book, BookChapter
+from function.store.migrations.legacy import ArticleBefore7, has_bodies_in_rows
+from function.store.models import Asset, Book, BookChapter
 from function.store.write_plan import output_hash
 
 # Rows read per round: their HTML is held in memory meanwhile.
@@ -40,8 +41,10 @@ def image_urls_to_references(
     keys = _stored_keys(db)
     if not keys:
         return  # no image was ever stored: no URL of one can be in the HTML
-    for model in (Article, BookChapter):
-        _rewrite_html(db, model, keys, per_round, statement_bytes)
+    # Step 6 ran on articles as they were before step 7: their HTML still in the row.
+    for model in (ArticleBefore7, BookChapter):
+        if has_bodies_in_rows(db, model):
+            _rewrite_html(db, model, keys, per_round, statement_bytes)
     _rewrite_covers(db, keys)
 
 
@@ -53,7 +56,7 @@ def _stored_keys(db: peewee.Database) -> frozenset[str]:
 
 def _rewrite_html(
     db: peewee.Database,
-    model: type[Article] | type[BookChapter],
+    model: type[ArticleBefore7] | type[BookChapter],
     keys: frozenset[str],
     per_round: int,
     statement_bytes: int,
