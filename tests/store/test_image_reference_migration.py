@@ -19,7 +19,7 @@ from function.assets.kinds import PNG
 from function.services import Services
 from function.store.connection import connection
 from function.store.migrations.runner import migrate
-from function.store.migrations.steps import STEPS
+from function.store.migrations.steps import STEPS, image_references
 from function.store.migrations.stored_images import image_urls_to_references
 from function.store.migrations.version import SchemaVersion, record_version
 from function.store.models import Article, Book, BookChapter
@@ -45,7 +45,9 @@ FILES: dict[str, bytes | None] = {
     "books/aws-field-notes/next.md": b"---\ntitle: Next\n---\n\nNo image.\n",
     "books/aws-field-notes/cover.png": BLUE,
 }
-LAST = STEPS[-1][0]
+# This step, and the one before it: the database an earlier version made records that one.
+STEP = next(index for index, (_, _, run) in enumerate(STEPS) if run is image_references)
+NUMBER, NAME = STEPS[STEP][:2]
 
 
 def key_of(data: bytes) -> str:
@@ -91,8 +93,8 @@ def as_an_earlier_version_stored_it(blog: Blog, base: str) -> None:
         hashed = book_hash(BookConfig.from_json(config), url, chapters)
         Book.update(cover_url=url, content_hash=hashed).where(Book.id == book_id).bind(db).execute()
     # A new database records its version only; the one before this step records the step before.
-    SchemaVersion.delete().where(SchemaVersion.version == LAST).bind(db).execute()
-    record_version(db, *STEPS[-2][:2])
+    SchemaVersion.delete().bind(db).execute()
+    record_version(db, *STEPS[STEP - 1][:2])
 
 
 def synced(blog: Blog) -> dict[str, Any]:
@@ -115,8 +117,10 @@ def test_a_database_holding_asset_urls_is_migrated_to_what_this_version_stores(b
     with connection(blog.db):
         report = migrate(blog.db)
 
-    # THEN only this step ran, and every row is what this version writes: references, with their hashes
-    assert report.applied == ((LAST, STEPS[-1][1]),)
+    # THEN this step ran (and those after it), and every row is what this version writes: references,
+    # with their hashes
+    assert report.applied == tuple((number, name) for number, name, _ in STEPS[STEP:])
+    assert report.applied[0] == (NUMBER, NAME)
     assert rows(blog) == expected
     assert f'src="asset:{key_of(RED)}"' in expected["articles"]["pets"][0]
     assert 'src="https://example.com/dog.png"' in expected["articles"]["pets"][0]
