@@ -44,12 +44,11 @@ def indexes(db: peewee.Database, table: str) -> set[tuple[tuple[str, ...], bool]
 
 
 def an_earlier_database_with_two_blogs_sharing_tags(db: peewee.Database) -> None:
-    """The database eaf72ea made (alice: four articles tagged aws, lambda, life, mysql, tidb), brought to
-    the step before this one, with a second blog whose article shares alice's aws and tidb rows, and a
-    tag no article uses any more."""
+    """The database eaf72ea made (alice: four articles tagged aws, lambda, life, mysql, tidb), with a
+    second blog whose article shares alice's aws and tidb rows and a tag no article uses any more,
+    brought to the step before this one."""
     make_old_database(db)
     with connection(db):
-        migrate(db, list(STEPS[:STEP]))
         article = dict(recorded()["rows"]["articles"][0])
         user = dict(recorded()["rows"]["users"][1])
         peewee.Table("articles", columns=list(article)).insert(
@@ -61,6 +60,7 @@ def an_earlier_database_with_two_blogs_sharing_tags(db: peewee.Database) -> None
             (shared["aws"], shared["tidb"]),
         )
         db.execute_sql("INSERT INTO tags (path) VALUES ('unused')")
+        migrate(db, list(STEPS[:STEP]))
         # The version before this step had no index for last_sync (this version's baseline step, run
         # above with this version's models, adds the indexes the models declare).
         for index in db.get_indexes("deliveries"):
