@@ -46,6 +46,7 @@ from function.articles.front_matter_yaml import (
 from function.articles.images import ImageResolver
 from function.articles.one_file import reading_one_file
 from function.articles.parse import _normalise_body, _render, read_text
+from function.articles.row_size import check_row_size
 from function.articles.toc import TocEntry
 from function.errors import ArticleParseError, RenderLimitError
 
@@ -274,6 +275,7 @@ def _parse_chapter(
         raise ArticleParseError("front matter: 'title' is required and must not be empty")
     markdown = _normalise_body(body)
     rendered = _render(markdown, allow_raw_html, asset_base_url, resolve_image)
+    check_row_size("chapter", markdown, rendered.html, rendered.toc, (title, path, slug, blob_sha))
     unknown = front_matter.unknown_key_warnings(meta, KNOWN_CHAPTER_KEYS, "front matter")
     return ParsedChapter(
         slug=slug,

@@ -32,6 +32,7 @@ from typing import Any
 from function.articles.images import REFERENCE_SCHEME, ImageResolver, key_of, stored_reference
 from function.articles.parse import MAX_HTML_BYTES, parse_article
 from function.articles.parsed import ParsedArticle
+from function.articles.row_size import check_row_size
 from function.errors import ArticleParseError
 
 log = logging.getLogger(__name__)
@@ -203,7 +204,7 @@ class ArticleParser:
                 rf"{re.escape(REFERENCE_SCHEME + prefix)}([0-9a-f]{{8}})\.{_MARKER_EXTENSION}"
             )
             html = marker.sub(lambda m: str(answers[int(m[1], 16)]), outcome.content_html)
-            if len(html.encode("utf-8", "surrogatepass")) <= MAX_HTML_BYTES:
+            if len(html.encode("utf-8", "surrogatepass")) <= MAX_HTML_BYTES and _row_fits(outcome, html):
                 return dataclasses.replace(outcome, content_html=html)
         replay = iter(answers)
         return parse_one(self._options, file, lambda _source: next(replay))
@@ -214,6 +215,23 @@ class ArticleParser:
         if self._resolver_for is None:
             raise ValueError(f"{file.path}: resolves images, but the parse was given no resolver")
         return self._resolver_for(file)
+
+
+def _row_fits(article: ParsedArticle, html: str) -> bool:
+    """Whether ``article`` with ``html`` (its image URLs in place) still makes a row the database takes;
+    when not, the file is read again here, and fails as it should, in words."""
+    others = (article.title, article.type, article.description, article.thumbnail, article.emoji)
+    try:
+        check_row_size(
+            "article",
+            article.content,
+            html,
+            article.toc,
+            (*others, article.path, article.slug, article.blob_sha),
+        )
+    except ArticleParseError:
+        return False
+    return True
 
 
 @contextlib.contextmanager

@@ -72,6 +72,7 @@ from function.articles.images import ImageResolver
 from function.articles.one_file import reading_one_file
 from function.articles.parsed import ParsedArticle
 from function.articles.render import Rendered, is_safe_url, render_article
+from function.articles.row_size import check_row_size
 from function.errors import ArticleParseError, RenderLimitError
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -147,6 +148,8 @@ def _parse_article(
 
     markdown = _normalise_body(body)
     rendered = _render(markdown, allow_raw_html, asset_base_url, resolve_image)
+    others = (title, type_, description, thumbnail, emoji, path, slug, blob_sha)
+    check_row_size("article", markdown, rendered.html, rendered.toc, others)
     return ParsedArticle(
         slug=slug,
         path=path,

@@ -1,7 +1,8 @@
 """The stored images' rows (``assets``) and what each article points at (``asset_references``).
 
-Read once per sync (two SELECTs) and written once at its end, in one transaction; the tables are
-created on first use, so a database set up before they existed needs no migration step.
+Read once per sync (two SELECTs) and written once at its end, in one transaction (more when it holds
+more than ``ASSET_TRANSACTION_MAX_BYTES`` of rows); the tables are created on first use, so a database
+set up before they existed needs no migration step.
 """
 
 from __future__ import annotations
@@ -15,10 +16,20 @@ from typing import Any
 import peewee
 
 from function.store.backends import unwrap
+from function.store.batching import TRANSACTION_MAX_BYTES
+from function.store.bounds import groups, row_bytes
 from function.store.models import Article, Asset, AssetReference, Book, BookChapter, to_naive_utc
 
 # Keys per IN (...) and rows per INSERT: far below SQLite's bound-parameter limit.
 _CHUNK = 500
+# Rows written per transaction, in bytes (``function.store.batching``: well under the bound of any write
+# transaction). An image's row is a few hundred bytes: tens of thousands of images fit in one.
+ASSET_TRANSACTION_MAX_BYTES = TRANSACTION_MAX_BYTES
+# A refused image's reason, as stored.
+_PROBLEM_CHARS = 2000
+# An asset row's columns that are not text (size, times), and its index entries with their keys.
+_ASSET_FIXED_BYTES = 160
+_INDEX_BYTES = 256
 
 
 @dataclass(frozen=True)
@@ -100,55 +111,54 @@ class AssetRecords:
         *,
         gone: Iterable[str] = (),
         now: datetime,
+        max_bytes: int = ASSET_TRANSACTION_MAX_BYTES,
     ) -> None:
-        """In one transaction: write ``assets`` (replacing the rows of their paths, seen now), mark the
-        ``gone`` paths as left the repository (from now, unless marked before), and replace the
-        references of the slugs in ``references`` (an empty mapping removes a slug's row)."""
+        """Write ``assets`` (replacing the rows of their paths, seen now), mark the ``gone`` paths as left
+        the repository (from now, unless marked before), and replace the references of the slugs in
+        ``references`` (an empty mapping removes a slug's row).
+
+        In transactions of at most ``max_bytes`` of rows (one, for any ordinary push): each row written
+        is a fact on its own (this file is stored under this key, that one is gone, this article points
+        at these files), so a transaction that fails after others committed leaves true rows, and the
+        next sync writes the rest."""
         self._ensure_tables()
         now = to_naive_utc(now)
-        gone = list(gone)
-        with self._db.atomic():
-            for chunk in _chunks([a.path for a in assets]):
-                Asset.delete().where((Asset.user == user_id) & Asset.path.in_(chunk)).bind(self._db).execute()
-            rows = [
-                {
-                    "user": user_id,
-                    "path": a.path,
-                    "blob_sha": a.blob_sha,
-                    "key": a.key,
-                    "sha256": a.sha256,
-                    "size": a.size,
-                    "content_type": a.content_type,
-                    "problem": a.problem[:2000] if a.problem else None,
-                    "seen_at": now,
-                    "gone_at": None,
-                }
-                for a in assets
-            ]
-            for chunk in _chunks(rows):
-                Asset.insert_many(chunk).bind(self._db).execute()
-            for chunk in _chunks(gone):
-                (
-                    Asset.update(gone_at=now)
-                    .where((Asset.user == user_id) & Asset.path.in_(chunk) & Asset.gone_at.is_null())
-                    .bind(self._db)
-                    .execute()
-                )
-            slugs = list(references)
-            for chunk in _chunks(slugs):
-                (
-                    AssetReference.delete()
-                    .where((AssetReference.user == user_id) & AssetReference.slug.in_(chunk))
-                    .bind(self._db)
-                    .execute()
-                )
-            ref_rows = [
-                {"user": user_id, "slug": slug, "paths": json.dumps(dict(paths), sort_keys=True)}
-                for slug, paths in references.items()
-                if paths
-            ]
-            for chunk in _chunks(ref_rows):
-                AssetReference.insert_many(chunk).bind(self._db).execute()
+        pieces: list[_Piece] = [("asset", _asset_row(user_id, a, now)) for a in assets]
+        pieces += [("gone", path) for path in gone]
+        pieces += [("references", (slug, dict(paths))) for slug, paths in references.items()]
+        for group in groups(pieces, max_items=len(pieces), weights=[(_piece_bytes, max_bytes)]):
+            with self._db.atomic():
+                self._write(user_id, group, now)
+
+    def _write(self, user_id: int, pieces: Sequence[_Piece], now: datetime) -> None:
+        rows = [piece for kind, piece in pieces if kind == "asset"]
+        gone = [piece for kind, piece in pieces if kind == "gone"]
+        references = dict(piece for kind, piece in pieces if kind == "references")
+        for chunk in _chunks([row["path"] for row in rows]):
+            Asset.delete().where((Asset.user == user_id) & Asset.path.in_(chunk)).bind(self._db).execute()
+        for chunk in _chunks(rows):
+            Asset.insert_many(chunk).bind(self._db).execute()
+        for chunk in _chunks(gone):
+            (
+                Asset.update(gone_at=now)
+                .where((Asset.user == user_id) & Asset.path.in_(chunk) & Asset.gone_at.is_null())
+                .bind(self._db)
+                .execute()
+            )
+        for chunk in _chunks(list(references)):
+            (
+                AssetReference.delete()
+                .where((AssetReference.user == user_id) & AssetReference.slug.in_(chunk))
+                .bind(self._db)
+                .execute()
+            )
+        ref_rows = [
+            {"user": user_id, "slug": slug, "paths": json.dumps(paths, sort_keys=True)}
+            for slug, paths in references.items()
+            if paths
+        ]
+        for chunk in _chunks(ref_rows):
+            AssetReference.insert_many(chunk).bind(self._db).execute()
 
     def mark_present(self, user_id: int, paths: Iterable[str]) -> None:
         """Paths that are back in the repository (at the same blob) are no longer gone."""
@@ -228,6 +238,36 @@ class AssetRecords:
             )
             used.update(key for (key,) in query)
         return used
+
+
+_Piece = tuple[str, Any]  # ("asset", row) | ("gone", path) | ("references", (slug, paths))
+
+
+def _asset_row(user_id: int, asset: StoredAsset, now: datetime) -> dict[str, Any]:
+    return {
+        "user": user_id,
+        "path": asset.path,
+        "blob_sha": asset.blob_sha,
+        "key": asset.key,
+        "sha256": asset.sha256,
+        "size": asset.size,
+        "content_type": asset.content_type,
+        "problem": asset.problem[:_PROBLEM_CHARS] if asset.problem else None,
+        "seen_at": now,
+        "gone_at": None,
+    }
+
+
+def _piece_bytes(piece: _Piece) -> int:
+    """What a piece writes, as TiDB counts it (the whole row and its index entries), erring high."""
+    kind, value = piece
+    if kind == "asset":
+        return row_bytes(value) + _INDEX_BYTES
+    if kind == "gone":
+        # The row is rewritten whole to set the time, and its problem text is not known here.
+        return len(value.encode()) + 4 * _PROBLEM_CHARS + _ASSET_FIXED_BYTES + _INDEX_BYTES
+    slug, paths = value
+    return len(slug.encode()) + len(json.dumps(paths).encode()) + _INDEX_BYTES
 
 
 def _chunks(items: Sequence[Any]) -> Iterable[list[Any]]:

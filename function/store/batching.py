@@ -10,6 +10,7 @@ from typing import Any
 import peewee
 import pymysql
 
+from function.articles.row_size import stored_row_bytes, toc_json
 from function.store.backends import MySQLDatabase, StatementResult, is_mysql
 from function.store.bounds import groups, limits_of, row_bytes
 from function.store.steps import note_step
@@ -31,21 +32,38 @@ KEY_CHUNK_SIZE = 5000
 BATCH_MAX_BYTES = 4 * 1024 * 1024
 
 
-# One sync's writes are split into transactions of at most this many articles and (roughly) bytes of
-# article text: TiDB refuses a transaction over 100 MiB (txn-total-size-limit) and holds several times the
-# raw bytes in memory while it commits, so 8 MiB of text keeps far below it; a first sync of 20,000
-# articles (about 115 MB) is then about 15 transactions, each committed and kept whatever comes after.
+# No write transaction writes more than this many bytes, counted as TiDB counts them: every row it
+# inserts or rewrites, whole (TiDB has no partial update: setting an article's archived flag rewrites
+# every column of its row). TiDB refuses a transaction over txn-total-size-limit (100 MiB by default,
+# error 8004, on every retry); the bounds below keep each kind of transaction under this one.
+TRANSACTION_WRITE_MAX_BYTES = 64 * 1024 * 1024
+# One sync's articles are split into transactions of at most this many articles and bytes of rows
+# (``article_bytes``): TiDB holds several times the raw bytes in memory while it commits, so 8 MiB keeps
+# far below the bound; a first sync of 20,000 articles (about 115 MB) is then about 15 transactions, each
+# committed and kept whatever comes after. One row is under 6 MiB (``function.articles.row_size``).
 TRANSACTION_MAX_ARTICLES = 1000
 TRANSACTION_MAX_BYTES = 8 * 1024 * 1024
-# Articles archived per transaction: TiDB rewrites the whole row (its text too) to set a flag, so a
-# delete of most of a large blog is split like a first sync of it.
+# Articles archived per transaction, by count and by the bytes of their rows (measured by the database,
+# ``function.store.row_bytes``): TiDB rewrites each whole row to set the flag, so a delete of most of a
+# large blog is split like a first sync of it. The first archives share the last transaction of
+# articles: together at most TRANSACTION_MAX_BYTES + ARCHIVE_MAX_BYTES, under the bound.
 ARCHIVE_MAX_ARTICLES = 1000
+ARCHIVE_MAX_BYTES = 48 * 1024 * 1024
+# A book is written in one transaction when its chapters' rows (those read again, those moved) weigh at
+# most this; a larger one in parts of TRANSACTION_MAX_BYTES that readers see all at once
+# (``function.store.book_parts``).
+BOOK_TRANSACTION_MAX_BYTES = 48 * 1024 * 1024
+# What one tag of an article adds to its transaction: its article_tags row and index entries, and a share
+# of a new tag row.
+_TAG_BYTES = 128
 
 
 def article_bytes(article: Any) -> int:
-    """About what an article row costs a transaction: its text columns in UTF-8, plus the short ones."""
-    text = (article.content, article.content_html, article.title, article.description or "", article.path)
-    return sum(len(value.encode()) for value in text) + 512 + 64 * len(article.tags)
+    """About what writing an article costs a transaction: its whole row (Markdown, HTML, table of
+    contents and the short columns, as ``function.articles.row_size`` counts them) and its tags' rows."""
+    others = (article.title, article.description, article.path, article.slug, article.thumbnail)
+    row = stored_row_bytes(article.content, article.content_html, toc_json(article.toc), others)
+    return row + _TAG_BYTES * len(article.tags)
 
 
 def transaction_batches(

@@ -1,5 +1,6 @@
 """Zenn books, the sync's side: the index of a user's books and chapters, writing one book in one
-transaction, archiving the books whose folder is gone, and remembering the books that failed."""
+transaction (a large one in parts, ``book_parts``), archiving the books whose folder is gone, and
+remembering the books that failed."""
 
 from __future__ import annotations
 
@@ -8,13 +9,23 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from peewee import fn
+
+from function.articles.row_size import stored_row_bytes, toc_json
 from function.store.base import StoreBase
 from function.store.base import translated as _translated
-from function.store.batching import KEY_CHUNK_SIZE, upsert_many
+from function.store.batching import (
+    BOOK_TRANSACTION_MAX_BYTES,
+    KEY_CHUNK_SIZE,
+    TRANSACTION_MAX_BYTES,
+    upsert_many,
+)
+from function.store.book_parts import BookInParts, chapter_copies, hidden_versions
 from function.store.book_records import BookWrite, StoredBook, StoredChapter
 from function.store.bounds import groups, limits_of
 from function.store.models import Book, BookChapter, FailedBook
 from function.store.records import RememberedFailure
+from function.store.row_bytes import row_bytes_of
 from function.store.write_plan import output_hash
 
 _BOOK_COLUMNS = (
@@ -71,10 +82,12 @@ class BookQueries(StoreBase):
     @_translated
     def load_book_index(self, user_id: int) -> dict[str, StoredBook]:
         """Every book of the user (archived included) by slug, with its chapters: two SELECTs, no content."""
-        books = self._rows(Book.select(*_BOOK_COLUMNS).where(Book.user == user_id))
+        books = self._rows(Book.select(*_BOOK_COLUMNS).where(Book.user == user_id, ~hidden_versions()))
         if not books:
             return {}
-        chapters = BookChapter.select(*_CHAPTER_COLUMNS).join(Book).where(Book.user == user_id)
+        chapters = (
+            BookChapter.select(*_CHAPTER_COLUMNS).join(Book).where(Book.user == user_id, ~hidden_versions())
+        )
         return _book_index(books, self._rows(chapters))
 
     @_translated
@@ -118,11 +131,19 @@ class BookQueries(StoreBase):
 
     @_translated
     def apply_book(
-        self, user_id: int, write: BookWrite, stored: StoredBook | None, now: datetime
+        self,
+        user_id: int,
+        write: BookWrite,
+        stored: StoredBook | None,
+        now: datetime,
+        *,
+        max_bytes: int = BOOK_TRANSACTION_MAX_BYTES,
+        part_bytes: int = TRANSACTION_MAX_BYTES,
     ) -> str | None:
         """Write one book and its chapters in one transaction (``stored``: what the index said of it,
-        read under the user's lock that is still held). Returns what readers see change: "published",
-        "updated", "unpublished" or None."""
+        read under the user's lock that is still held); past ``max_bytes`` of chapter rows, in parts of
+        at most ``part_bytes`` that readers see only once all are written (``book_parts``). Returns what
+        readers see change: "published", "updated", "unpublished" or None."""
         config = write.config
         published_at = stored.published_at if stored is not None else None
         if config.publish and published_at is None:
@@ -151,6 +172,16 @@ class BookQueries(StoreBase):
             "archived_at": None,
             "published_at": published_at,
         }
+        if self._too_large_for_one_transaction(write, stored, max_bytes):
+            inserts, copies = chapter_copies(
+                write,
+                chapters,
+                lambda position, parsed: _chapter_row(0, position, parsed, write.render_fingerprint, now),
+                now,
+            )
+            parts = BookInParts(self._db, user_id, write, part_bytes)
+            parts.run(row, stored, inserts, copies, now, changed=changed)
+            return _seen_change(stored, config.publish, changed)
         with self._db.atomic():
             if stored is None:
                 book_id = (
@@ -164,12 +195,30 @@ class BookQueries(StoreBase):
                     row["updated_at"] = now
                 Book.update(**row).where(Book.id == book_id).bind(self._db).execute()
             self._write_chapters(book_id, write, chapters, now)
-        before, after = visible(stored), config.publish
-        if after and not before:
-            return "published"
-        if before and not after:
-            return "unpublished"
-        return "updated" if after and changed else None
+        return _seen_change(stored, config.publish, changed)
+
+    def _too_large_for_one_transaction(self, write: BookWrite, stored: StoredBook | None, most: int) -> bool:
+        """Whether the book's write passes ``most`` bytes of rows: the chapters read again, and those
+        only moved (TiDB rewrites a whole row to change its position), as the database measures them."""
+        weight = sum(chapter_bytes(c.parsed) for c in write.chapters if c.parsed is not None)
+        if weight > most:
+            return True
+        chapters = stored.chapters if stored is not None else {}
+        moved = [
+            c.slug
+            for c in write.chapters
+            if c.parsed is None and c.slug in chapters and chapters[c.slug].position != c.position
+        ]
+        if not moved or stored is None:
+            return False
+        size = row_bytes_of(self._db, BookChapter)
+        for chunk in self._key_groups(moved):
+            query = BookChapter.select(fn.SUM(size)).where(
+                BookChapter.book == stored.id, BookChapter.slug.in_(chunk)
+            )
+            row = self._first(query)
+            weight += int(row[0] or 0) if row is not None else 0
+        return weight > most
 
     def _write_chapters(
         self, book_id: int, write: BookWrite, stored: Mapping[str, StoredChapter], now: datetime
@@ -238,6 +287,22 @@ class BookQueries(StoreBase):
         return seen
 
 
+def _seen_change(stored: StoredBook | None, publish: bool, changed: bool) -> str | None:
+    """What readers see change of a book written: "published", "unpublished", "updated" or None."""
+    before, after = visible(stored), publish
+    if after and not before:
+        return "published"
+    if before and not after:
+        return "unpublished"
+    return "updated" if after and changed else None
+
+
+def chapter_bytes(parsed: Any) -> int:
+    """About what a chapter's row weighs (``function.articles.row_size``)."""
+    others = (parsed.title, parsed.path, parsed.slug, parsed.blob_sha)
+    return stored_row_bytes(parsed.content, parsed.content_html, toc_json(parsed.toc), others)
+
+
 def _chapter_row(
     book_id: int, position: int, parsed: Any, render_fingerprint: str | None, now: datetime
 ) -> dict[str, Any]:
@@ -261,7 +326,7 @@ def _chapter_row(
 
 
 def _toc_json(parsed: Any) -> str:
-    return json.dumps([entry.as_json() for entry in parsed.toc], ensure_ascii=False)
+    return toc_json(parsed.toc)
 
 
 def _output_changed(stored: StoredChapter | None, parsed: Any) -> bool:

@@ -30,6 +30,7 @@ from function.store.records import (
     RememberedFailure,
     StoredArticle,
 )
+from function.store.row_bytes import row_bytes_of
 from function.store.steps import note_step
 from function.store.tag_rewrite import queue_tag_rewrite
 from function.store.write_plan import Existing, WritePlan, served_before
@@ -136,6 +137,26 @@ class ReconcileQueries(StoreBase):
         it. One string per row is split in C and its times parsed with ``fromisoformat`` (about 10 ms).
         The path, the one column that may hold a tab, comes last and is split off whole."""
         return _unpack_index(self._rows(_packed_index_query(user_id)))
+
+    @_translated
+    def row_bytes(self, user_id: int, slugs: Sequence[str]) -> dict[str, int]:
+        """The bytes of each of these articles' rows (``function.store.row_bytes``), by slug: what
+        archiving one rewrites. One SELECT per key chunk; none for no slugs."""
+        sizes: dict[str, int] = {}
+        if not slugs:
+            return sizes
+        size = row_bytes_of(self._db, Article)
+        keys = limits_of(self._db).keys(reserved=1)
+        try:
+            for chunk in groups(sorted(set(slugs)), max_items=min(keys, KEY_CHUNK_SIZE)):
+                query = Article.select(Article.slug, size).where(
+                    Article.user == user_id, Article.slug.in_(chunk)
+                )
+                sizes.update((slug, int(weight)) for slug, weight in self._rows(query))
+        except Exception as exc:
+            note_step(exc, "measuring the articles to archive")
+            raise
+        return sizes
 
     @_translated
     def apply(

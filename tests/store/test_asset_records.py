@@ -110,3 +110,21 @@ def test_one_statement_reads_the_rows_and_the_references(
     with count_statements(store.db) as statements:
         fresh.load(user.id)
     assert statements.count == 1
+
+
+def test_a_save_past_its_byte_bound_is_cut_into_transactions_that_each_hold_whole_rows(
+    records: AssetRecords, user: UserRecord, store: PeeweeStore
+) -> None:
+    # GIVEN 40 images, each row a few hundred bytes, and a bound of about ten rows per transaction
+    images = [_cat(path=f"images/cat{i:02}.png", blob=f"{i:040}") for i in range(40)]
+    references = {f"post{i}": {f"images/cat{i:02}.png": f"{i:040}"} for i in range(40)}
+
+    # WHEN they are saved with their references
+    with count_statements(store.db) as log:
+        records.save(user.id, images, references, now=T0, max_bytes=6_000)
+
+    # THEN several transactions wrote them, and every row and reference is stored
+    commits = len(log.matching("COMMIT"))
+    assert 5 <= commits <= 40
+    assert len(records.load_assets(user.id)) == 40
+    assert records.load_references(user.id) == references

@@ -80,7 +80,7 @@ def test_batches_are_bounded_by_count_and_bytes() -> None:
                 None,
                 "p",
             )
-            self.tags = ()
+            self.slug, self.thumbnail, self.toc, self.tags = "p", None, (), ()
 
     # 20,000 articles of 5.75 KB: the 115 MB first sync
     articles = [A(5750) for _ in range(20_000)]
@@ -140,3 +140,34 @@ def test_a_mass_delete_archives_in_bounded_transactions(blog: Blog) -> None:
     assert [len(a) for a in recording.archived] == [3, 3, 1]
     assert summary.archived == 7
     assert sorted(a["slug"] for a in blog.articles()) == ["c7", "c8", "c9"]
+
+
+def test_a_mass_delete_of_long_articles_is_cut_by_the_bytes_of_their_rows(blog: Blog) -> None:
+    # GIVEN six synced articles whose rows hold 15 KB (a description of 5,000 Japanese characters) and
+    # two short ones
+    description = "見" * 5_000
+    front = f'publish: true\ndescription: "{description}"\n---\nBody.\n'
+    files = {f"articles/d{i}.md": f'---\ntitle: "D{i}"\n{front}'.encode() for i in range(6)}
+    blog.commit({**files, "articles/e0.md": article("E0"), "articles/e1.md": article("E1")})
+    with blog.store() as store:
+        Worker(store, blog.source).sync_user(USER)
+        user = store.users.get_user(USER)
+        assert user is not None
+        sizes = store.reconcile.row_bytes(user.id, [f"d{i}" for i in range(6)] + ["e0", "e1"])
+    assert all(15_000 < sizes[f"d{i}"] < 17_000 for i in range(6))
+
+    # WHEN all eight are deleted, with at most 35 KB of rows archived per transaction (TiDB rewrites
+    # each whole row to set its flag)
+    blog.commit({**dict.fromkeys(files), "articles/e0.md": None, "articles/e1.md": None})
+    with blog.store() as store:
+        recording = RecordingStore(store)
+        summary = Worker(recording, blog.source, archive_max_bytes=35_000).sync_user(
+            USER, confirm_removal=True
+        )
+
+    # THEN no transaction archived more than 35 KB of rows, and all eight were archived
+    groups = [group for group in recording.archived if group]
+    assert all(sum(sizes[slug] for slug in group) <= 35_000 for group in groups)
+    assert [len(group) for group in groups] == [2, 2, 4]  # two long ones each, the short ones beside
+    assert summary.archived == 8
+    assert blog.articles() == []

@@ -62,6 +62,8 @@ class ArticleWrites(Protocol):
         self, user_id: int, failures: Sequence[RememberedFailure], forget_slugs: Sequence[str]
     ) -> None: ...
 
+    def row_bytes(self, user_id: int, slugs: Sequence[str]) -> Mapping[str, int]: ...
+
 
 class Articles(ArticleWrites, Protocol):
     """What is stored of the articles, and the writes (``function.store.reconcile``)."""

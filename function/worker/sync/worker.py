@@ -20,7 +20,12 @@ from function.assets.syncing import AssetSync
 from function.aws.deadline import UNLIMITED, Deadline
 from function.errors import SourceMismatch
 from function.sources.port import ArticleSource
-from function.store.batching import ARCHIVE_MAX_ARTICLES, TRANSACTION_MAX_ARTICLES, TRANSACTION_MAX_BYTES
+from function.store.batching import (
+    ARCHIVE_MAX_ARTICLES,
+    ARCHIVE_MAX_BYTES,
+    TRANSACTION_MAX_ARTICLES,
+    TRANSACTION_MAX_BYTES,
+)
 from function.webhooks.envelope import PushRef
 from function.webhooks.push import DeliveryInfo
 from function.worker.budget import COMMIT_MARGIN_S, READ_CHUNK_BYTES, READ_CHUNK_FILES
@@ -65,6 +70,7 @@ class Worker:
         batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
         batch_max_bytes: int = TRANSACTION_MAX_BYTES,
         archive_max_articles: int = ARCHIVE_MAX_ARTICLES,
+        archive_max_bytes: int = ARCHIVE_MAX_BYTES,
         chunk_max_files: int = READ_CHUNK_FILES,
         chunk_max_bytes: int = READ_CHUNK_BYTES,
         commit_margin_s: float = COMMIT_MARGIN_S,
@@ -100,6 +106,7 @@ class Worker:
             batch_max_articles=batch_max_articles,
             batch_max_bytes=batch_max_bytes,
             archive_max_articles=archive_max_articles,
+            archive_max_bytes=archive_max_bytes,
             render_fingerprint=fingerprint,
         )
         books = BookSync(

@@ -10,6 +10,7 @@ from function.articles.parsed import ParsedArticle
 from function.aws.deadline import UNLIMITED, Deadline
 from function.store.batching import (
     ARCHIVE_MAX_ARTICLES,
+    ARCHIVE_MAX_BYTES,
     TRANSACTION_MAX_ARTICLES,
     TRANSACTION_MAX_BYTES,
     article_bytes,
@@ -45,6 +46,7 @@ class ArticleWriter:
         batch_max_articles: int = TRANSACTION_MAX_ARTICLES,
         batch_max_bytes: int = TRANSACTION_MAX_BYTES,
         archive_max_articles: int = ARCHIVE_MAX_ARTICLES,
+        archive_max_bytes: int = ARCHIVE_MAX_BYTES,
         render_fingerprint: str | None = None,
     ) -> None:
         self._store = store
@@ -53,6 +55,7 @@ class ArticleWriter:
         self._batch_max_articles = batch_max_articles
         self._batch_max_bytes = batch_max_bytes
         self._archive_max_articles = archive_max_articles
+        self._archive_max_bytes = archive_max_bytes
 
     def apply(
         self,
@@ -64,7 +67,8 @@ class ArticleWriter:
         position: WritePosition | None = None,
     ) -> tuple[int, int]:
         """Commit ``parsed`` in bounded transactions, archiving in the last one (and, past
-        ``ARCHIVE_MAX_ARTICLES``, in more transactions after it); (written, archived). What readers
+        ``ARCHIVE_MAX_ARTICLES`` or ``ARCHIVE_MAX_BYTES`` of rows, in more transactions after it);
+        (written, archived). What readers
         see change is added to ``changes``.
 
         The index was read under the user's lock, which is still held: apply need not read it again
@@ -88,8 +92,6 @@ class ArticleWriter:
         """``apply`` of articles that come one by one (as they are rendered): each transaction is
         committed as soon as it is full, while the next articles render; (written, archived, and the
         time the writes took on ``deadline``'s clock)."""
-        # TiDB rewrites a whole row to archive it: a mass delete of long articles is bounded like a sync.
-        gone = list(groups(archive, max_items=self._archive_max_articles))
         position = position or WritePosition(chunk=1, chunks=1)
         tally = _Tally(position.committed)
         batch: list[ParsedArticle] = []
@@ -114,6 +116,7 @@ class ArticleWriter:
                 batch, batch_bytes = [], 0
             batch.append(article)
             batch_bytes += size
+        gone = self._archive_groups(user_id, archive, replace(position, transaction=number + 1), tally)
         # The last transaction of articles takes the first archive group (a small push is one transaction).
         work: list[tuple[list[ParsedArticle], Sequence[str]]] = [(batch, gone[0] if gone else [])]
         work += [([], group) for group in gone[1:]]
@@ -123,6 +126,28 @@ class ArticleWriter:
             here = replace(position, transaction=number, transactions=total)
             self._commit(user_id, batch_now, archiving, index, changes, here, tally, deadline)
         return tally.written, tally.archived, tally.seconds
+
+    def _archive_groups(
+        self, user_id: int, archive: Sequence[str], here: WritePosition, tally: _Tally
+    ) -> list[list[str]]:
+        """``archive`` in groups of at most ``archive_max_articles`` and ``archive_max_bytes`` of rows:
+        TiDB rewrites a whole row to archive it, so a mass delete of long articles is cut by the bytes
+        the database measures for them (what was archived before needs no measuring)."""
+        if not archive:
+            return []
+        try:
+            sizes = self._store.row_bytes(user_id, archive)
+        except Exception as exc:
+            if not is_store_error(exc):
+                raise
+            raise worded(exc, replace(here, transactions=0, committed=tally.committed)) from exc
+        return list(
+            groups(
+                archive,
+                max_items=self._archive_max_articles,
+                weights=[(lambda slug: sizes.get(slug, 0), self._archive_max_bytes)],
+            )
+        )
 
     def _commit(
         self,
