@@ -599,6 +599,14 @@ class RuntimeSettings:
         parse=_positive_int,
         default=7,
     )
+    delivery_retention_days: int = setting(
+        env="DELIVERY_RETENTION_DAYS",
+        doc="days a delivery's record (what `blog-api deliveries` lists) is kept before the scheduled sweep "
+        "deletes it; each repository's last sync is kept whatever its age, since a replayed push is "
+        "compared with it",
+        parse=_positive_int,
+        default=90,
+    )
 
 
 def declared() -> tuple[Setting[Any], ...]:

@@ -148,6 +148,47 @@ class DeliveryQueries(StoreBase):
         return own, synced
 
     @_translated
+    def forget_old_deliveries(self, received_before: datetime, limit: int) -> int:
+        """Delete at most ``limit`` of the deliveries received before ``received_before``, oldest first,
+        except each repository's latest sync (what ``last_sync`` answers, however old: a replayed push
+        is compared with it); how many were deleted. A SELECT of the oldest rows (by the
+        ``received_at`` index), one ``last_sync`` read per repository among them (by its index), and
+        one DELETE by primary key: a round is as small as ``limit`` makes it, whatever the table holds."""
+        before = to_naive_utc(received_before)
+        oldest = (
+            Delivery.select(
+                Delivery.delivery_id,
+                Delivery.installation_id,
+                Delivery.repository,
+                Delivery.head_sha,
+                Delivery.outcome,
+            )
+            .where(Delivery.received_at < before)
+            .order_by(Delivery.received_at, Delivery.delivery_id)
+            .limit(max(limit, 0))
+        )
+        rows = self._rows(oldest)
+        synced = {
+            (installation, repository)
+            for _, installation, repository, head_sha, outcome in rows
+            if installation is not None
+            and repository is not None
+            and head_sha is not None
+            and outcome in COMPLETE_OUTCOMES
+        }
+        kept: set[str] = set()
+        for installation, repository in sorted(synced):
+            latest_sync = _last_sync_of(Delivery, installation, repository).select(Delivery.delivery_id)
+            latest = self._first(latest_sync)
+            if latest:
+                kept.add(latest[0])
+        doomed = [row[0] for row in rows if row[0] not in kept]
+        if not doomed:
+            return 0
+        query = Delivery.delete().where(Delivery.delivery_id.in_(doomed), Delivery.received_at < before)
+        return int(query.bind(self._db).execute())
+
+    @_translated
     def recent_deliveries(self, limit: int) -> list[DeliveryRecord]:
         """The ``limit`` most recently received deliveries, newest first."""
         query = (

@@ -117,11 +117,20 @@ class ArticleBody(BaseModel):
 
 
 class Tag(BaseModel):
+    """A tag of one user's articles. Each user has their own rows, even for the same path: a row two
+    blogs shared was locked by both their syncs (TiDB's foreign-key check on ``article_tags`` locks the
+    parent row as ``SELECT … FOR UPDATE`` does, and its ``INSERT IGNORE`` locks the unique key it finds),
+    so blogs sharing a popular tag waited for each other."""
+
     id = peewee.AutoField()
-    path = TextKeyField(max_length=255, unique=True)  # "tech/aws/lambda"
+    # Null only on a row a migration has not reached: every tag is written with its user. No separate
+    # index: the unique (user_id, path) index starts with it.
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False, null=True)
+    path = TextKeyField(max_length=255)  # "tech/aws/lambda"
 
     class Meta:
         table_name = "tags"
+        indexes = ((("user", "path"), True),)
 
 
 class ArticleTag(BaseModel):
@@ -175,6 +184,11 @@ class Delivery(BaseModel):
 
     class Meta:
         table_name = "deliveries"
+        indexes = (
+            # ``last_sync``: one repository's deliveries, newest first, read from the top of the index
+            # (the delivery id breaks ties, as the query orders them).
+            (("installation_id", "repository", "started_at", "delivery_id"), False),
+        )
 
 
 # Where the redelivery sweep stopped (see function.store.sweep_state).

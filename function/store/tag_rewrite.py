@@ -40,10 +40,11 @@ def queue_tag_rewrite(
     paths = sorted({tag for a in changed for tag in a.tags})
     if not paths:
         return
-    tag_rows = [{"path": p} for p in paths]
+    # The user's own tag rows (``models.Tag``): no other blog's sync ever locks them.
+    tag_rows = [{"user": user_id, "path": p} for p in paths]
     for rows in groups(
         tag_rows,
-        max_items=min(limits.rows(1), KEY_CHUNK_SIZE),
+        max_items=min(limits.rows(2), KEY_CHUNK_SIZE),
         weights=[(row_bytes, limits.statement_bytes)],
     ):
         tx.add(Tag.insert_many(rows).on_conflict_ignore().bind(db), "writing tags")
@@ -62,7 +63,7 @@ def pair_inserts(
     limits: StatementLimits,
 ) -> Iterator[PairInsert]:
     """The INSERT ... SELECT statements of the wanted (article, tag) pairs."""
-    terms = list(_pair_terms(by_tag_set, limits.keys(reserved=1)))
+    terms = list(_pair_terms(by_tag_set, limits.keys(reserved=2)))
     for group in groups(
         terms,
         max_items=limits.terms,
@@ -96,13 +97,14 @@ class PairInsert:
             f"FROM {q(Article._meta.table_name)} AS a CROSS JOIN {q(Tag._meta.table_name)} AS t "
             f"WHERE a.{q(Article.user.column_name)} = {p} "
             f"AND a.{q(Article.slug.column_name)} IN ({{slugs}}) "
+            f"AND t.{q(Tag.user.column_name)} = {p} "
             f"AND t.{q(Tag.path.column_name)} IN ({{tags}})"
         )
         parts = []
         params: list[Any] = []
         for tags, slugs in self._terms:
             parts.append(select.format(slugs=", ".join([p] * len(slugs)), tags=", ".join([p] * len(tags))))
-            params += [self._user_id, *slugs, *tags]
+            params += [self._user_id, *slugs, self._user_id, *tags]
         return head + " UNION ALL ".join(parts), params
 
     def _quoted(self, name: str) -> str:
@@ -121,7 +123,7 @@ def _pair_terms(by_tag_set: Mapping[tuple[str, ...], list[str]], max_keys: int) 
 
 
 def _term_keys(term: Term) -> int:
-    return len(term[0]) + len(term[1]) + 1  # and the user id
+    return len(term[0]) + len(term[1]) + 2  # and the user id, twice
 
 
 def _term_bytes(term: Term) -> int:

@@ -308,12 +308,15 @@ def run_scheduled(
     """The schedule's sweep inside the function: the default window, the watermark in the database;
     pushes too large for Lambda are synced here, within ``deadline``. First, the outgoing webhooks
     that are due (retries, and anything left) are sent: they need no GitHub App; then the stored images
-    nothing needs any more are deleted (``function.assets.sweep``)."""
+    nothing needs any more are deleted (``function.assets.sweep``), and the delivery records older than
+    ``DELIVERY_RETENTION_DAYS`` (``function.worker.retention``)."""
     from function.assets.sweep import collect_unused_images
     from function.github.hook_deliveries import api_from_settings
+    from function.worker.retention import forget_old_deliveries_of
 
     send_due_webhooks(services, deadline)
     collect_unused_images(services, now or datetime.now(UTC))
+    forget_old_deliveries_of(services, now or datetime.now(UTC), deadline)
     api, http = api_from_settings(services.settings)
     try:
         with services.store() as store:

@@ -54,14 +54,29 @@ def tidb_mode() -> bool:
     return os.environ.get(ENV_TIDB_MODE, "").strip().lower() in ("1", "true", "yes")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """In TiDB mode, mark the tests of ``TIDB_MODE_XFAILS`` as expected to fail, with their reason."""
+# How much longer a MySQL test may run in TiDB mode: the relay reads every packet in Python, checks
+# each statement and answers a transaction's reads from its snapshot, so the 5,000-article syncs take
+# two to three times their time on MariaDB alone.
+TIDB_MODE_TIME_FACTOR = 3
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In TiDB mode, mark the tests of ``TIDB_MODE_XFAILS`` as expected to fail, with their reason, and
+    give each MySQL test ``TIDB_MODE_TIME_FACTOR`` times its time limit (pytest-timeout's)."""
     if not tidb_mode():
         return
+    default = float(config.getini("timeout") or 0)
     for item in items:
         reason = TIDB_MODE_XFAILS.get(item.nodeid)
         if reason is not None:
             item.add_marker(pytest.mark.xfail(reason=f"TiDB mode: {reason}", strict=False))
+        if item.get_closest_marker("mysql") is None:
+            continue
+        own = item.get_closest_marker("timeout")
+        limit = float(own.args[0]) if own is not None and own.args else default
+        if limit > 0:
+            # First among its markers: pytest-timeout reads the closest one.
+            item.add_marker(pytest.mark.timeout(limit * TIDB_MODE_TIME_FACTOR), append=False)
 
 
 @pytest.fixture(scope="session")

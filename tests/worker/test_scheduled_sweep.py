@@ -12,10 +12,12 @@ from function import handler as handler_module
 from function.aws.dispatch import dispatch
 from function.errors import PassThroughFailed
 from function.store.connection import connection
+from function.store.models import Delivery
 from function.store.sweep_state import SweepStateStore
 from function.worker.redelivery import is_scheduled_event
 from shared.names import SCHEDULED_REDELIVERY_KIND
 from tests.kit.blog_fixtures import Blog
+from tests.kit.blog_fixtures import article as blog_article
 from tests.kit.deliveries import SECRET, as_http_event, aws_event
 from tests.kit.github_fixtures import AppKey
 from tests.kit.github_standin import GitHubStandIn
@@ -159,3 +161,35 @@ def test_without_app_credentials_the_sweep_is_refused_without_retries(
 
     assert answer["statusCode"] == 422
     assert answer["body"]["error"] == "NOT_CONFIGURED"
+
+
+def test_the_sweep_deletes_delivery_records_past_the_retention_and_keeps_the_last_sync(
+    blog: Blog, hook_deliveries: HookDeliveries
+) -> None:
+    # GIVEN two syncs of the blog and another delivery received 100 days ago (past the default retention
+    # of 90 days), and a delivery of yesterday
+    blog.commit({"articles/one.md": blog_article("One")})
+    assert blog.push(delivery="d-1").status_code == 200
+    blog.commit({"articles/two.md": blog_article("Two")})
+    assert blog.push(delivery="d-2").status_code == 200
+    long_ago = (datetime.now(UTC) - timedelta(days=100)).replace(tzinfo=None)
+    with blog.store() as store:
+        second, first = (record.delivery_id for record in store.deliveries.recent_deliveries(2))
+        store.deliveries.start_delivery("d-other", "push", 1, "someone/else", long_ago, long_ago)
+        store.deliveries.start_delivery(
+            "d-new", "push", 1, "someone/else", minutes_ago(1440), minutes_ago(1440)
+        )
+        Delivery.update(received_at=long_ago, started_at=long_ago, finished_at=long_ago).where(
+            Delivery.delivery_id.in_([first, second])
+        ).bind(blog.db).execute()
+
+    # WHEN the schedule fires
+    answer = dispatch(blog.lambda_app(), SCHEDULED, None)
+
+    # THEN the old records are gone but the blog's last sync, which a replayed push is compared with
+    assert answer["statusCode"] == 200
+    with blog.store() as store:
+        assert {record.delivery_id for record in store.deliveries.recent_deliveries(10)} == {second, "d-new"}
+    # AND the same push delivered again is still recognised as synced: nothing written
+    replay = blog.push(delivery="d-3").get_json()
+    assert replay["status"] == "skipped" and "already synced" in json.dumps(replay), replay

@@ -61,7 +61,8 @@ class Migration:
     def add_missing_indexes(self, *models: type[BaseModel]) -> list[str]:
         """Create each index the models declare (a field's ``index``/``unique``, ``Meta.indexes``) that
         their table lacks, compared by columns and uniqueness, named as Peewee names a model's index (the
-        names created)."""
+        names created). An index on a column the table does not have yet is left to the step that adds
+        the column (an earlier step runs with this version's models)."""
         existing = set(self.db.get_tables())
         created = []
         for model in models:
@@ -69,8 +70,9 @@ class Migration:
             if table not in existing:
                 continue
             present = {(tuple(index.columns), bool(index.unique)) for index in self.db.get_indexes(table)}
+            columns_now = self.column_names(table)
             for columns, unique in declared_indexes(model):
-                if (columns, unique) not in present:
+                if (columns, unique) not in present and set(columns) <= columns_now:
                     migrate(self.migrator.add_index(table, columns, unique))
                     created.append(f"{table}({', '.join(columns)})")
         return created

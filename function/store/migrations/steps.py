@@ -175,6 +175,17 @@ def article_bodies(m: Migration) -> None:
     separate_bodies(m)
 
 
+def last_sync_index_and_tags_per_user(m: Migration) -> None:
+    """Deliveries: the index ``last_sync`` reads (a repository's deliveries, newest first), so finding a
+    push's previous sync no longer scans every delivery. Tags: each user's own rows instead of rows
+    every blog shared, whose locks made blogs with a tag in common wait for each other on TiDB
+    (``user_tags``)."""
+    from function.store.migrations.user_tags import tags_per_user
+
+    m.add_missing_indexes(Delivery)
+    tags_per_user(m)
+
+
 STEPS: tuple[Step, ...] = (
     (1, "baseline: the tables, columns and indexes of earlier versions", baseline),
     (2, "deliveries: the error text's retryable mark into the retryable column", retryable_mark_to_column),
@@ -187,6 +198,11 @@ STEPS: tuple[Step, ...] = (
     ),
     (6, "articles, chapters and book covers: image URLs as stored references", image_references),
     (7, "articles: Markdown, HTML and table of contents apart, in article_bodies", article_bodies),
+    (
+        8,
+        "deliveries: an index for a repository's last sync; tags: each user's own rows",
+        last_sync_index_and_tags_per_user,
+    ),
 )
 
 # The schema version this code reads and writes: the last step's number.
