@@ -1,0 +1,67 @@
+"""The terms of a text, as the lexical index stores them and a query asks for them.
+
+Japanese and English share one index. The text is NFKC-normalised and case-folded (so full-width
+``AWS``, ``AWS`` and ``aws`` are one term, and half-width katakana is katakana), then cut into runs of
+letters and digits. Inside a run, Latin (and every other non-CJK) text is one term per word, and CJK
+text (kanji, kana, hangul) is one term per pair of neighbouring characters (character bigrams: no
+dictionary to ship, and a query finds any substring of two characters or more); a CJK run of one
+character is that character. Markdown's markup characters, code punctuation and URL separators are not
+letters, so code, math and URLs are indexed as the words they hold. HTML tags written in the Markdown
+are dropped: what a reader sees is indexed, not the markup.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterator
+
+# A term longer than this is cut to it: the terms table's column is this wide, and a 64-character
+# "word" is a hash or a base64 blob that nobody types whole anyway.
+MAX_TERM_CHARS = 64
+
+# Letters and digits (``\w`` without the underscore, so ``snake_case`` is two words).
+_RUN = re.compile(r"[^\W_]+")
+# The scripts cut into bigrams: CJK ideographs (and their extensions and compatibility forms), kana
+# with the prolonged sound mark, and hangul.
+_CJK = re.compile(
+    "[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff]+"
+)
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+
+
+def normalised(text: str) -> str:
+    """``text`` as the index compares it: NFKC, then case-folded."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def terms(text: str) -> Iterator[str]:
+    """Every term of ``text`` in order, repeats included."""
+    for run in _RUN.findall(normalised(_HTML_TAG.sub(" ", text))):
+        start = 0
+        for cjk in _CJK.finditer(run):
+            if cjk.start() > start:
+                yield run[start : cjk.start()][:MAX_TERM_CHARS]
+            yield from _bigrams(cjk.group())
+            start = cjk.end()
+        if start < len(run):
+            yield run[start:][:MAX_TERM_CHARS]
+
+
+def _bigrams(run: str) -> Iterator[str]:
+    if len(run) == 1:
+        yield run
+        return
+    for i in range(len(run) - 1):
+        yield run[i : i + 2]
+
+
+def term_counts(text: str) -> Counter[str]:
+    """How often each term occurs in ``text``."""
+    return Counter(terms(text))
+
+
+def query_terms(query: str, *, limit: int) -> list[str]:
+    """The distinct terms of a query, in their order, at most ``limit`` of them."""
+    return list(dict.fromkeys(terms(query)))[:limit]
