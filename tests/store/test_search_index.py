@@ -219,8 +219,8 @@ def test_writing_the_same_articles_again_rebuilds_the_same_index(blog: PeeweeSto
 
 
 def _all_rows(store: PeeweeStore, user_id: int) -> list[tuple[object, ...]]:
-    query = SearchTerm.select(SearchTerm.slug, SearchTerm.term, SearchTerm.frequency, SearchTerm.length)
-    return sorted(query.where(SearchTerm.user == user_id).tuples().bind(store.db))
+    rows = SearchTerm.select().where(SearchTerm.user == user_id).bind(store.db)
+    return sorted((row.slug, row.term, row.frequency, row.length) for row in rows)
 
 
 def test_an_unchanged_push_writes_nothing(blog: PeeweeStore, user: UserRecord) -> None:

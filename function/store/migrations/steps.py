@@ -32,6 +32,8 @@ from function.store.models import (
     HookAttempt,
     HookEndpoint,
     HookEvent,
+    SearchDocument,
+    SearchTerm,
     ServerKey,
     SweepState,
     Tag,
@@ -164,6 +166,15 @@ def image_references(m: Migration) -> None:
     image_urls_to_references(m.db)
 
 
+def search_index(m: Migration) -> None:
+    """The lexical search index's tables, and every live article indexed from its stored text
+    (``search_index``: it empties the index first, so a second run builds the same one)."""
+    from function.store.migrations.search_index import build_search_index
+
+    m.create_missing_tables(SearchDocument, SearchTerm)
+    build_search_index(m.db)
+
+
 STEPS: tuple[Step, ...] = (
     (1, "baseline: the tables, columns and indexes of earlier versions", baseline),
     (2, "deliveries: the error text's retryable mark into the retryable column", retryable_mark_to_column),
@@ -175,6 +186,7 @@ STEPS: tuple[Step, ...] = (
         forget_book_failures,
     ),
     (6, "articles, chapters and book covers: image URLs as stored references", image_references),
+    (9, "articles: the lexical search index built from their stored text", search_index),
 )
 
 # The schema version this code reads and writes: the last step's number.
