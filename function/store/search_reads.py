@@ -17,7 +17,7 @@ from typing import Any
 
 import peewee
 
-from function.search.lexical import K1, B, idf
+from function.search.lexical import INDEX_VERSION, K1, B, idf
 from function.store.backends import is_mysql
 from function.store.base import translated as _translated
 from function.store.models import Article, ArticleTag, SearchDocument, SearchTerm, Tag, User, utc_now
@@ -50,6 +50,23 @@ class ScoredPage:
 
     hits: list[tuple[ArticleView, float]]
     total: int
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """How much of a user's live (not archived) articles the lexical index holds."""
+
+    articles: int
+    indexed: int  # with rows in the index
+    current: int  # indexed from the article's present content, by this version's tokeniser
+
+    @property
+    def missing(self) -> int:
+        return self.articles - self.indexed
+
+    @property
+    def stale(self) -> int:
+        return self.indexed - self.current
 
 
 @dataclass(frozen=True)
@@ -118,6 +135,36 @@ class SearchReads(ReadQueries):
         rows = self._rows(query)
         tags_of = self._tags_of([row[0] for row in rows])
         return {row[0]: _view(row, tags_of.get(row[0], ())) for row in rows}
+
+    @_translated
+    def index_status(self, user_id: int) -> IndexStatus:
+        """The user's live articles, how many the index holds, and how many of those are current: one
+        statement."""
+        current = peewee.Case(
+            None,
+            [
+                (
+                    (SearchDocument.content_hash == Article.content_hash)
+                    & (SearchDocument.version == INDEX_VERSION),
+                    1,
+                )
+            ],
+            0,
+        )
+        query = (
+            Article.select(
+                peewee.fn.COUNT(Article.id), peewee.fn.COUNT(SearchDocument.slug), peewee.fn.SUM(current)
+            )
+            .join(
+                SearchDocument,
+                peewee.JOIN.LEFT_OUTER,
+                on=(SearchDocument.user == Article.user) & (SearchDocument.slug == Article.slug),
+            )
+            .where(Article.user == user_id, ~Article.archived)
+        )
+        row = self._first(query)
+        articles, indexed, fresh = row if row is not None else (0, 0, 0)
+        return IndexStatus(int(articles or 0), int(indexed or 0), int(fresh or 0))
 
     def _statistics(
         self, user_name: str, terms: Sequence[str], filters: Filters, now: datetime
