@@ -36,6 +36,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="articles of the blog the front end's pages by number and tag facets are read from (0 skips)",
     )
     parser.add_argument(
+        "--search-sizes",
+        default="500,5000",
+        help="search blogs, comma-separated: the first synced (its index's cost measured), the others "
+        "written straight into the database ('' skips them)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="a small run that keeps the script working (CI): N=20, 20 calls, no cold accept",
@@ -47,7 +53,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.accept_calls, args.repeats, args.read_calls, args.cold_runs = "20", 20, 1, 5, 0
-        args.real_sizes, args.front_end_size = "12", 50
+        args.real_sizes, args.front_end_size, args.search_sizes = "12", 50, "12,30"
     return args
 
 
@@ -56,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sizes = tuple(int(s) for s in args.sizes.split(",") if s.strip())
         real_sizes = tuple(int(s) for s in args.real_sizes.split(",") if s.strip())
+        search_sizes = tuple(int(s) for s in args.search_sizes.split(",") if s.strip())
     except ValueError:
         print("--sizes takes whole numbers separated by commas", file=sys.stderr)
         return 2
@@ -63,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         not sizes
         or min(sizes) < 1
         or min(real_sizes, default=1) < 1
+        or min(search_sizes, default=1) < 1
         or min(args.accept_calls, args.repeats, args.read_calls) < 1
         or min(args.cold_runs, args.front_end_size) < 0
     ):
@@ -82,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         cold_runs=args.cold_runs,
         real_sizes=real_sizes,
         front_end_size=args.front_end_size,
+        search_sizes=search_sizes,
     )
     load_before = performance_page.load_average()
     results = runner.run(options)

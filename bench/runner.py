@@ -24,6 +24,7 @@ from bench.measure import Measured
 from bench.reads import ReadResults, measure_front_end, measure_reads
 from bench.real_shaped import RealShaped
 from bench.rig import Rig, running_rig
+from bench.search import SearchBench, measure_search
 from function.store.backends import open_database
 from function.store.connection import connection
 from tests.kit.github_fixtures import GitHubClientParts
@@ -43,6 +44,7 @@ class Options:
     read_calls: int = 50
     real_sizes: tuple[int, ...] = (500, 2000)  # real-shaped first syncs: the first compared, the last sampled
     front_end_size: int = 5000  # the original front end's list, filter and facet calls (0: skipped)
+    search_sizes: tuple[int, ...] = (500, 5000)  # search blogs: the first synced, the others written
 
 
 @dataclass
@@ -73,6 +75,7 @@ class Results:
     front_end: dict[int, ReadResults] = field(default_factory=dict)
     cold: list[ColdAccept] = field(default_factory=list)
     real: list[RealShaped] = field(default_factory=list)
+    search: list[SearchBench] = field(default_factory=list)
 
 
 Progress = Callable[[str], None]
@@ -110,6 +113,22 @@ def run(options: Options, progress: Progress = _stderr) -> Results:
                 results.real.append(
                     real_shaped.measure(
                         rig, parts, n, compare=compare, sample_memory=sample, repeats=options.repeats
+                    )
+                )
+            for number, n in enumerate(options.search_sizes):
+                progress(
+                    f"search N={n}: "
+                    + ("first sync, index rebuilt alone, no-change push, " if number == 0 else "")
+                    + f"{options.read_calls} queries"
+                )
+                results.search.append(
+                    measure_search(
+                        rig,
+                        parts,
+                        n,
+                        options.read_calls,
+                        sync=number == 0,
+                        prewarm=lambda repository: _prewarm_tarball(rig, parts, repository),
                     )
                 )
         finally:

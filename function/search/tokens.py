@@ -15,19 +15,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
 
 # A term longer than this is cut to it: the terms table's column is this wide, and a 64-character
 # "word" is a hash or a base64 blob that nobody types whole anyway.
 MAX_TERM_CHARS = 64
 
-# Letters and digits (``\w`` without the underscore, so ``snake_case`` is two words).
-_RUN = re.compile(r"[^\W_]+")
 # The scripts cut into bigrams: CJK ideographs (and their extensions and compatibility forms), kana
 # with the prolonged sound mark, and hangul.
-_CJK = re.compile(
-    "[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff]+"
-)
+_CJK_CHARS = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff"
+# One pass finds both kinds of run: CJK text, or other letters and digits (``\w`` without the
+# underscore, so ``snake_case`` is two words).
+_RUNS = re.compile(f"([{_CJK_CHARS}]+)|([^\\W_{_CJK_CHARS}]+)")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 
 
@@ -36,25 +34,18 @@ def normalised(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-def terms(text: str) -> Iterator[str]:
+def terms(text: str) -> list[str]:
     """Every term of ``text`` in order, repeats included."""
-    for run in _RUN.findall(normalised(_HTML_TAG.sub(" ", text))):
-        start = 0
-        for cjk in _CJK.finditer(run):
-            if cjk.start() > start:
-                yield run[start : cjk.start()][:MAX_TERM_CHARS]
-            yield from _bigrams(cjk.group())
-            start = cjk.end()
-        if start < len(run):
-            yield run[start:][:MAX_TERM_CHARS]
-
-
-def _bigrams(run: str) -> Iterator[str]:
-    if len(run) == 1:
-        yield run
-        return
-    for i in range(len(run) - 1):
-        yield run[i : i + 2]
+    found: list[str] = []
+    for cjk, word in _RUNS.findall(normalised(_HTML_TAG.sub(" ", text))):
+        if word:
+            found.append(word[:MAX_TERM_CHARS])
+        elif len(cjk) == 1:
+            found.append(cjk)
+        else:
+            # Bigrams built in C (a long run of Japanese is thousands of them).
+            found += map(str.__add__, cjk[:-1], cjk[1:])
+    return found
 
 
 def term_counts(text: str) -> Counter[str]:

@@ -36,6 +36,8 @@ TINY = (
     "10",
     "--front-end-size",
     "30",
+    "--search-sizes",
+    "12,30",
 )
 CASES = (
     "first sync",
@@ -49,6 +51,9 @@ CASES = (
     "read: page by number with totals (p50 / p99)",
     "read: page 3, two tags in OR mode (p50 / p99)",
     "read: tag facets, whole blog (p50 / p99)",
+    "search: lexical query, real-shaped ja/en (p50 / p99)",
+    "search: first sync with its index / the index alone",
+    "search: no-change push (statements on the index)",
     "import function.handler",
 )
 
@@ -109,3 +114,7 @@ def test_tiny_run_prints_every_case_and_writes_the_fragment(mysql_server: str, t
     assert int(rows["read: page by number with totals (p50 / p99)"][5].split()[0]) <= 2 + 3
     assert int(rows["read: page 3, two tags in OR mode (p50 / p99)"][5].split()[0]) <= 2 + 3
     assert int(rows["read: tag facets, whole blog (p50 / p99)"][5].split()[0]) <= 1 + 3
+    # AND a lexical search takes at most two, and a push that changes nothing sends nothing for its index
+    assert int(rows["search: lexical query, real-shaped ja/en (p50 / p99)"][5].split()[0]) <= 2 + 3
+    assert rows["search: no-change push (statements on the index)"][5].endswith("(0)")
+    assert "- [x] no-change push: nothing sent for the search index (N=12)" in result.stdout
