@@ -1,8 +1,8 @@
 """A real-shaped Japanese and English blog for the search benchmark.
 
 Each article is the ``real_corpus`` article of the same number (English prose, code blocks, tables,
-math, link cards: sized like a real Zenn repository's) with Japanese paragraphs woven in for about half
-of its text, and a Japanese title. Japanese text is drawn from a vocabulary of common technical words
+math, link cards: sized like a real Zenn repository's) with about half of its prose paragraphs in
+Japanese of the same length, and a Japanese title. Japanese text is drawn from a vocabulary of common technical words
 and a few hundred kanji compounds, so its character bigrams are as varied as a real article's; each
 title carries a compound no other title has, which the benchmark's queries look for.
 """
@@ -62,7 +62,8 @@ def slug(i: int) -> str:
 
 
 def article(i: int, revision: int = 0) -> bytes:
-    """Article ``i``: the real-shaped English article with a Japanese title and Japanese paragraphs."""
+    """Article ``i``: the real-shaped English article with a Japanese title, about half of its prose
+    paragraphs written in Japanese of the same length (so the sizes stay the real-shaped ones)."""
     english = real_corpus.article(i, revision).decode()
     _, front, body = english.split("---", 2)
     rng = random.Random(i * 7_919 + revision)
@@ -70,9 +71,12 @@ def article(i: int, revision: int = 0) -> bytes:
     lines = [line for line in front.strip().splitlines() if not line.startswith("title:")]
     out: list[str] = []
     for paragraph in body.split("\n\n"):
+        if paragraph[:1].isalpha() and rng.random() < 0.5:
+            japanese = ""
+            while len(japanese.encode()) < len(paragraph.encode()):
+                japanese += _sentence(rng)
+            paragraph = japanese
         out.append(paragraph)
-        if rng.random() < 0.5:
-            out.append("".join(_sentence(rng) for _ in range(rng.randint(2, 6))))
     return ("---\n" + f'title: "{title}"\n' + "\n".join(lines) + "\n---\n" + "\n\n".join(out)).encode()
 
 

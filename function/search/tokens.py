@@ -22,10 +22,13 @@ MAX_TERM_CHARS = 64
 
 # The scripts cut into bigrams: CJK ideographs (and their extensions and compatibility forms), kana
 # with the prolonged sound mark, and hangul.
-_CJK_CHARS = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff"
-# One pass finds both kinds of run: CJK text, or other letters and digits (``\w`` without the
-# underscore, so ``snake_case`` is two words).
-_RUNS = re.compile(f"([{_CJK_CHARS}]+)|([^\\W_{_CJK_CHARS}]+)")
+_CJK_CHARS = (
+    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ffff"
+)
+# Letters and digits (``\w`` without the underscore, so ``snake_case`` is two words); within a run that
+# is not ASCII, CJK text or other letters and digits.
+_WORD = re.compile(r"[^\W_]+")
+_RUNS = re.compile(f"([{_CJK_CHARS}]+)|([^{_CJK_CHARS}]+)")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
 
 
@@ -37,14 +40,18 @@ def normalised(text: str) -> str:
 def terms(text: str) -> list[str]:
     """Every term of ``text`` in order, repeats included."""
     found: list[str] = []
-    for cjk, word in _RUNS.findall(normalised(_HTML_TAG.sub(" ", text))):
-        if word:
-            found.append(word[:MAX_TERM_CHARS])
-        elif len(cjk) == 1:
-            found.append(cjk)
-        else:
-            # Bigrams built in C (a long run of Japanese is thousands of them).
-            found += map(str.__add__, cjk[:-1], cjk[1:])
+    for run in _WORD.findall(normalised(_HTML_TAG.sub(" ", text))):
+        if run.isascii():  # most runs of a technical text: a word, no CJK to look for
+            found.append(run[:MAX_TERM_CHARS])
+            continue
+        for cjk, word in _RUNS.findall(run):
+            if word:
+                found.append(word[:MAX_TERM_CHARS])
+            elif len(cjk) == 1:
+                found.append(cjk)
+            else:
+                # Bigrams built in C (a long run of Japanese is thousands of them).
+                found += map(str.__add__, cjk[:-1], cjk[1:])
     return found
 
 

@@ -169,46 +169,38 @@ class SearchReads(ReadQueries):
     def _statistics(
         self, user_name: str, terms: Sequence[str], filters: Filters, now: datetime
     ) -> _Statistics | None:
-        """The first statement: one UNION of small rows, in a SELECT (as ``tag_facets`` does)."""
+        """The first statement: one UNION of small rows, in a SELECT (as ``tag_facets`` does). The
+        BM25 figures (document frequencies, count and average length) are the blog's whole index's,
+        read as ranges of the terms' primary key; only the number of matches applies the filters."""
         kept: dict[str, Any] = {"type": filters.type, "tag": filters.tag, "tags": filters.tags, "now": now}
-        on_terms = (SearchTerm.user == Article.user) & (SearchTerm.slug == Article.slug)
         per_term = (
-            self._filtered(
-                user_name,
-                (peewee.Value("df"), SearchTerm.term, peewee.fn.COUNT(peewee.SQL("*")), peewee.Value(None)),
-                **kept,
+            SearchTerm.select(
+                peewee.Value("df"), SearchTerm.term, peewee.fn.COUNT(peewee.SQL("*")), peewee.Value(None)
             )
-            .join(SearchTerm, on=on_terms)
-            .where(SearchTerm.term.in_(list(terms)))
+            .join(User, on=(SearchTerm.user == User.id))
+            .where(User.name == user_name, SearchTerm.term.in_(list(terms)))
             .group_by(SearchTerm.term)
         )
-        documents = self._filtered(
-            user_name,
-            (
+        documents = (
+            SearchDocument.select(
                 peewee.Value("docs"),
                 peewee.Value(None),
                 peewee.fn.COUNT(SearchDocument.slug),
                 peewee.fn.SUM(SearchDocument.length),
-            ),
-            **kept,
-        ).join(
-            SearchDocument,
-            on=(SearchDocument.user == Article.user) & (SearchDocument.slug == Article.slug),
-        )
-        matching = (
-            self._filtered(
-                user_name,
-                (
-                    peewee.Value("hits"),
-                    peewee.Value(None),
-                    peewee.fn.COUNT(peewee.fn.DISTINCT(SearchTerm.slug)),
-                    peewee.Value(None),
-                ),
-                **kept,
             )
-            .join(SearchTerm, on=on_terms)
-            .where(SearchTerm.term.in_(list(terms)))
+            .join(User, on=(SearchDocument.user == User.id))
+            .where(User.name == user_name)
         )
+        holding = (
+            SearchTerm.select(SearchTerm.slug)
+            .join(User, on=(SearchTerm.user == User.id))
+            .where(User.name == user_name, SearchTerm.term.in_(list(terms)))
+        )
+        matching = self._filtered(
+            user_name,
+            (peewee.Value("hits"), peewee.Value(None), peewee.fn.COUNT(Article.id), peewee.Value(None)),
+            **kept,
+        ).where(Article.slug.in_(holding))
         user = User.select(peewee.Value("user"), peewee.Value(None), User.id, peewee.Value(None)).where(
             User.name == user_name
         )
@@ -251,10 +243,12 @@ class SearchReads(ReadQueries):
             / (frequency + SearchTerm.length * (K1 * B / stats.average_length) + K1 * (1.0 - B))
         )
         score = peewee.fn.SUM(peewee.Case(SearchTerm.term, weights, 0.0) * saturation)
-        user_id = User.select(User.id).where(User.name == user_name)
+        # Joined to the user by name (not compared with a subquery), so that the planner reads each
+        # term's rows as a range of the terms' primary key (user, term, slug).
         scores = (
             SearchTerm.select(SearchTerm.slug, score.alias("score"))
-            .where(SearchTerm.user == user_id, SearchTerm.term.in_([t for t, _ in weights]))
+            .join(User, on=(SearchTerm.user == User.id))
+            .where(User.name == user_name, SearchTerm.term.in_([t for t, _ in weights]))
             .group_by(SearchTerm.slug)
             .alias("scores")
         )
