@@ -140,14 +140,21 @@ def _seed(url: str, n: int) -> None:
                 text = search_corpus.article(i).decode()
                 _, front, body = text.split("---", 2)
                 title = next(line for line in front.splitlines() if line.startswith("title:"))
-                batch.append(builders.article(search_corpus.slug(i), title=title[8:-1], body=body))
+                batch.append(
+                    builders.article(
+                        search_corpus.slug(i),
+                        title=title[8:-1],
+                        body=body,
+                        publish=search_corpus.published(i),
+                    )
+                )
             builders.apply_as_worker(store, user.id, batch, [], builders.at(start * 60))
     db.close()
 
 
 def _title_first(get: Callable[..., Any], path: str, n: int) -> tuple[int, int]:
-    """How many of 20 distinctive title phrases find their own article first."""
-    asked = list(range(0, n, max(1, n // 20)))[:20]
+    """How many of 20 published articles' distinctive title phrases find their article first."""
+    asked = [i for i in range(0, n, max(1, n // 40)) if search_corpus.published(i)][:20]
     first = 0
     for i in asked:
         articles = get(path + quote(search_corpus.distinctive(i))).get_json()["articles"]

@@ -2,9 +2,9 @@
 
 Each article is the ``real_corpus`` article of the same number (English prose, code blocks, tables,
 math, link cards: sized like a real Zenn repository's) with about half of its prose paragraphs in
-Japanese of the same length, and a Japanese title. Japanese text is drawn from a vocabulary of common technical words
-and a few hundred kanji compounds, so its character bigrams are as varied as a real article's; each
-title carries a compound no other title has, which the benchmark's queries look for.
+Japanese of the same length, and a Japanese title. Japanese text is drawn from a vocabulary of common
+technical words and compounds of a hundred kanji, so its character bigrams are varied as a real
+article's are; each title carries a phrase no other title has, which the benchmark's queries look for.
 """
 
 from __future__ import annotations
@@ -78,6 +78,11 @@ def article(i: int, revision: int = 0) -> bytes:
             paragraph = japanese
         out.append(paragraph)
     return ("---\n" + f'title: "{title}"\n' + "\n".join(lines) + "\n---\n" + "\n\n".join(out)).encode()
+
+
+def published(i: int) -> bool:
+    """Whether article ``i`` is published (about one in ten of the real-shaped articles is a draft)."""
+    return "\npublished: true" in article(i).decode().split("---", 2)[1]
 
 
 def queries(count: int, n: int) -> list[str]:
