@@ -65,7 +65,9 @@ def test_unchanged_articles_cost_one_upsert(store: PeeweeStore) -> None:
     assert seen.statements[0].startswith("INSERT")
 
 
-def test_an_edit_with_the_same_tags_under_the_lock_is_one_statement(store: PeeweeStore) -> None:
+def test_an_edit_with_the_same_tags_writes_the_article_and_its_search_terms_in_one_transaction(
+    store: PeeweeStore,
+) -> None:
     # GIVEN the index read under the user's lock (as the worker does)
     user = store.users.add_user("alice", "a@example.com", 1)
     apply_as_worker(store, user.id, [article(f"a{i}", tags=("t",)) for i in range(50)], [], T0)
@@ -77,10 +79,11 @@ def test_an_edit_with_the_same_tags_under_the_lock_is_one_statement(store: Peewe
             user.id, [article("a7", body="edited", tags=("t",))], [], at(1), index=index
         )
 
-    # THEN the write is one upsert, without BEGIN/COMMIT, and it took effect
+    # THEN the upsert and the replacement of its search terms are one transaction, without tag work
     assert (result.written, result.unchanged) == (1, 0)
-    assert seen.count == 1, seen.statements
-    assert seen.statements[0].startswith("INSERT")
+    assert seen.statements[0].startswith("BEGIN") and seen.statements[-1] == "COMMIT"
+    assert len(seen.matching("INSERT INTO")) == 3, seen.statements  # the article, its document, its terms
+    assert not [s for s in seen.statements if "article_tags" in s]
     edited = store.reads.published_article("alice", "a7")
     assert edited is not None and edited.content == "edited" and edited.tags == ("t",)
 
