@@ -42,6 +42,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="real-shaped articles synced for the bytes each statement reads (0 skips; slow at 5,000)",
     )
     parser.add_argument(
+        "--search-sizes",
+        default="500,5000",
+        help="search blogs, comma-separated: the first synced (its index's cost measured), the others "
+        "written straight into the database ('' skips them)",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="a small run that keeps the script working (CI): N=20, 20 calls, no cold accept",
@@ -53,7 +59,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.accept_calls, args.repeats, args.read_calls, args.cold_runs = "20", 20, 1, 5, 0
-        args.real_sizes, args.front_end_size, args.bytes_size = "12", 50, 12
+        args.real_sizes, args.front_end_size, args.bytes_size, args.search_sizes = "12", 50, 12, "12,30"
     return args
 
 
@@ -62,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sizes = tuple(int(s) for s in args.sizes.split(",") if s.strip())
         real_sizes = tuple(int(s) for s in args.real_sizes.split(",") if s.strip())
+        search_sizes = tuple(int(s) for s in args.search_sizes.split(",") if s.strip())
     except ValueError:
         print("--sizes takes whole numbers separated by commas", file=sys.stderr)
         return 2
@@ -69,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         not sizes
         or min(sizes) < 1
         or min(real_sizes, default=1) < 1
+        or min(search_sizes, default=1) < 1
         or min(args.accept_calls, args.repeats, args.read_calls) < 1
         or min(args.cold_runs, args.front_end_size, args.bytes_size) < 0
     ):
@@ -89,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         real_sizes=real_sizes,
         front_end_size=args.front_end_size,
         bytes_size=args.bytes_size,
+        search_sizes=search_sizes,
     )
     load_before = performance_page.load_average()
     results = runner.run(options)

@@ -82,6 +82,7 @@ def table(results: Results) -> str:
             ]
         )
     rows += _real_rows(results)
+    rows += _search_rows(results)
     rows.append(["import function.handler", "", f"{results.import_ms:.0f}", "", "", "", ""])
     for cold in results.cold:
         kind = "with bytecode" if cold.bytecode else "without bytecode"
@@ -150,6 +151,52 @@ def _real_rows(results: Results) -> list[list[str]]:
         )
         if r.earlier is not None:
             rows.append(_earlier_row(r))
+    return rows
+
+
+def _search_rows(results: Results) -> list[list[str]]:
+    """The search: each size's query times and index, then the synced size's first sync and
+    no-change push with the index."""
+    rows = []
+    for s in results.search:
+        t = s.query
+        first, asked = s.title_first
+        rows.append(
+            [
+                "search: lexical query, real-shaped ja/en (p50 / p99)",
+                str(s.n),
+                f"{t.p50_ms:.1f} / {t.p99_ms:.1f} (of {t.calls})",
+                "",
+                "0",
+                f"{t.db_round_trips} ({t.db_connections} connect)",
+                f"index {s.term_rows:,} rows, {s.index_bytes / MB:.1f} MB "
+                f"(articles {s.articles_bytes / MB:.1f} MB); title first {first}/{asked}",
+            ]
+        )
+        if s.first_sync is not None and s.index_ms is not None and s.overhead is not None:
+            rows.append(
+                [
+                    "search: first sync with its index / the index alone",
+                    str(s.n),
+                    f"{s.first_sync.wall_ms:.0f} / {s.index_ms:.0f}",
+                    f"+{s.overhead:.0%}",
+                    f"{s.first_sync.github_requests}",
+                    f"{s.first_sync.db_round_trips}",
+                    "",
+                ]
+            )
+        if s.no_change is not None:
+            rows.append(
+                [
+                    "search: no-change push (statements on the index)",
+                    str(s.n),
+                    f"{s.no_change.wall_ms:.0f}",
+                    "",
+                    f"{s.no_change.github_requests}",
+                    f"{s.no_change.db_round_trips} ({s.no_change_search_statements})",
+                    "",
+                ]
+            )
     return rows
 
 
@@ -230,6 +277,7 @@ def targets(results: Results) -> list[Target]:
         )
     found += _real_targets(results)
     found += _read_targets(results)
+    found += _search_targets(results)
     found.append(
         Target("import function.handler <= 400 ms", results.import_ms <= 400, f"{results.import_ms:.0f} ms")
     )
@@ -370,6 +418,47 @@ def _bytes_targets(results: Results) -> list[Target]:
                 f"{c.bytes_read / 1000:.1f} KB rows read, {c.request_units:.1f} RU{size}",
             )
         )
+    return found
+
+
+# A lexical search: its two statements, and this much for the server's and our own work.
+SEARCH_ROUND_TRIPS, SEARCH_MARGIN_MS = 2, 50.0
+SEARCH_MAX_OVERHEAD = 0.25
+
+
+def _search_targets(results: Results) -> list[Target]:
+    found: list[Target] = []
+    db_ms = results.options.db_ms
+    for s in results.search:
+        t = s.query
+        queries = t.db_round_trips - 3 * t.db_connections  # a connect is 3 round trips
+        budget = SEARCH_ROUND_TRIPS * db_ms + SEARCH_MARGIN_MS + 3 * db_ms * t.db_connections
+        found.append(
+            Target(
+                f"lexical search p99 at N={s.n} <= {SEARCH_ROUND_TRIPS} round trips + "
+                f"{SEARCH_MARGIN_MS:.0f} ms (+ the connection's set-up)",
+                queries <= SEARCH_ROUND_TRIPS and t.p99_ms <= budget,
+                f"{t.p99_ms:.0f} ms, {queries} query round trips + {t.db_connections} connect",
+            )
+        )
+        if s.overhead is not None:
+            found.append(
+                Target(
+                    f"the search index adds <= {SEARCH_MAX_OVERHEAD:.0%} to a first sync (N={s.n})",
+                    s.overhead <= SEARCH_MAX_OVERHEAD,
+                    f"+{s.overhead:.0%} ({s.index_ms:.0f} ms of {s.first_sync.wall_ms:.0f} ms)"
+                    if s.first_sync is not None
+                    else "",
+                )
+            )
+        if s.no_change_search_statements is not None:
+            found.append(
+                Target(
+                    f"no-change push: nothing sent for the search index (N={s.n})",
+                    s.no_change_search_statements == 0,
+                    f"{s.no_change_search_statements} statements",
+                )
+            )
     return found
 
 

@@ -24,6 +24,7 @@ from bench.measure import Measured
 from bench.reads import ReadResults, measure_front_end, measure_reads
 from bench.real_shaped import RealShaped
 from bench.rig import Rig, running_rig
+from bench.search import SearchBench, measure_search
 from function.store.backends import open_database
 from function.store.connection import connection
 from tests.kit.github_fixtures import GitHubClientParts
@@ -44,6 +45,7 @@ class Options:
     real_sizes: tuple[int, ...] = (500, 2000)  # real-shaped first syncs: the first compared, the last sampled
     front_end_size: int = 5000  # the original front end's list, filter and facet calls (0: skipped)
     bytes_size: int = 5000  # real-shaped articles of the bytes-read cases (0: skipped)
+    search_sizes: tuple[int, ...] = (500, 5000)  # search blogs: the first synced, the others written
 
 
 @dataclass
@@ -75,6 +77,7 @@ class Results:
     cold: list[ColdAccept] = field(default_factory=list)
     real: list[RealShaped] = field(default_factory=list)
     bytes_read: list[read_bytes.ByteCase] = field(default_factory=list)
+    search: list[SearchBench] = field(default_factory=list)
 
 
 Progress = Callable[[str], None]
@@ -118,6 +121,22 @@ def run(options: Options, progress: Progress = _stderr) -> Results:
                 n = options.bytes_size
                 progress(f"real-shaped N={n}: bytes read by a no-change push, a list page, an article")
                 results.bytes_read = read_bytes.measure(rig, parts, n)
+            for number, n in enumerate(options.search_sizes):
+                progress(
+                    f"search N={n}: "
+                    + ("first sync, index rebuilt alone, no-change push, " if number == 0 else "")
+                    + f"{options.read_calls} queries"
+                )
+                results.search.append(
+                    measure_search(
+                        rig,
+                        parts,
+                        n,
+                        options.read_calls,
+                        sync=number == 0,
+                        prewarm=lambda repository: _prewarm_tarball(rig, parts, repository),
+                    )
+                )
         finally:
             parts.http.close()
     progress("accept path: moto's Lambda API on loopback")

@@ -65,6 +65,13 @@ class Unavailable(BlogApiError):
     code = "UNAVAILABLE"
 
 
+class SearchUnavailable(BlogApiError):
+    """Semantic or hybrid search asked for while no embedding provider is configured."""
+
+    status = 503
+    code = "SEARCH_UNAVAILABLE"
+
+
 class ConfigError(Exception):
     """A setting is missing or malformed: the app refuses to start."""
 

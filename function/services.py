@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from function.hooks.alarm import AlarmNotifier
     from function.hooks.dispatch import HookDispatcher
     from function.hooks.wiring import HookParts
+    from function.search.port import SemanticSearch
     from function.sources.port import ArticleSource
     from function.store.facade import PeeweeStore
     from function.worker.sync import SyncSummary, Worker
@@ -50,6 +51,7 @@ class Services:
         installation_lookup: InstallationLookup | None = None,
         hook_parts: HookParts | None = None,
         asset_store: AssetStore | None = None,
+        semantic_search: SemanticSearch | None = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
@@ -64,6 +66,12 @@ class Services:
         self._hook_parts_built = False
         self._asset_store = asset_store  # function.assets.port.AssetStore, built on first use
         self._schema_checked = False  # the database's schema version matched this code's once
+        self._semantic_search = semantic_search
+
+    def semantic_search(self) -> SemanticSearch | None:
+        """The semantic half of the search route; None when no embedding provider is configured (the
+        route then searches lexically, and refuses semantic and hybrid modes)."""
+        return self._semantic_search
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""

@@ -23,7 +23,7 @@ from function.errors import BadRequest, NotFound
 from function.ogp.images import OgpImages, ogp_images
 from function.store.records import ArticleView
 from function.web import services
-from shared.names import FACETS_ROUTE
+from shared.names import FACETS_ROUTE, SEARCH_ROUTE
 from shared.runtime_settings import variable
 
 if TYPE_CHECKING:
@@ -165,8 +165,9 @@ def _numbered_list(
     }, 200
 
 
-# A fixed word after /articles/: Flask tries fixed path segments before variable ones, so this route
-# wins over an article whose slug is the same word (a Zenn slug is at least 12 characters long).
+# A fixed word after /articles/ (this route and the search's): Flask tries fixed path segments before
+# variable ones, so these routes win over an article whose slug is the same word (a Zenn slug is at
+# least 12 characters long; the sync warns about any other article named so).
 @blueprint.route(f"/users/<name>/articles/{FACETS_ROUTE}", methods=_READ_METHODS)
 def tag_facets(name: str) -> tuple[dict[str, Any], int]:
     kind, tag, tags = _filters()
@@ -175,6 +176,34 @@ def tag_facets(name: str) -> tuple[dict[str, Any], int]:
     if sets is None:
         raise NotFound(f"no user named {name!r}")
     return {"facets": facet_counts(sets)}, 200
+
+
+@blueprint.route(f"/users/<name>/articles/{SEARCH_ROUTE}", methods=_READ_METHODS)
+def search_articles(name: str) -> tuple[dict[str, Any], int]:
+    """The user's published articles that match ``q``, closest first (``function.api.search``)."""
+    # Imported here: the accept path loads this module, and no search or store module with it.
+    from function.api.search import run_search
+    from function.api.search_params import search_params
+    from function.store.search_reads import Filters
+
+    params = search_params(request.args)
+    kind, tag, tags = _filters()
+    with services().store() as store:
+        result = run_search(
+            store, services().semantic_search(), name, params, Filters(type=kind, tag=tag, tags=tags)
+        )
+    g.last_modified = _changed([view for view, _ in result.hits])
+    articles = [
+        {**summary_json(view, ogp_url=_ogp_url(name, view)), "distance": distance}
+        for view, distance in result.hits
+    ]
+    return {
+        "articles": articles,
+        "query": params.query,
+        "limit": params.limit,
+        "offset": params.offset,
+        "totalCount": result.total,
+    }, 200
 
 
 @blueprint.route("/users/<name>/articles/<slug>", methods=_READ_METHODS)

@@ -74,6 +74,7 @@ from function.articles.parsed import ParsedArticle
 from function.articles.render import Rendered, is_safe_url, render_article
 from function.articles.row_size import check_row_size
 from function.errors import ArticleParseError, RenderLimitError
+from shared.names import RESERVED_ARTICLE_SLUGS
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_HTML_BYTES = 4 * 1024 * 1024
@@ -129,6 +130,12 @@ def _parse_article(
 ) -> ParsedArticle:
     slug = _slug(path, articles_dir)
     warnings: list[str] = []
+    if slug in RESERVED_ARTICLE_SLUGS:
+        # Synced and kept, but its address is a route's: the route answers there, not the article.
+        warnings.append(
+            f"the slug {slug!r} is also the name of a read route (/users/<name>/articles/{slug}), "
+            "which wins: this article is not served at its own address; rename the file to serve it"
+        )
     text = read_text(content, warnings)
     meta, body = _split_front_matter(text, yaml_loader)
 

@@ -22,6 +22,7 @@ from function.cli.logs import logs
 from function.cli.migrate import migrate
 from function.cli.preview import preview
 from function.cli.redeliver import redeliver
+from function.cli.search import search
 from function.cli.send_webhook import send_webhook
 from function.cli.sync import sync
 from function.cli.text_logs import configure_text_logging
@@ -35,6 +36,7 @@ COMMANDS: tuple[click.Command, ...] = (
     migrate,
     users,
     sync,
+    search,
     dates,
     deliveries,
     redeliver,

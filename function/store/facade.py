@@ -3,8 +3,9 @@
 ``PeeweeStore(db)`` runs every query against the database it was given (queries are bound to it
 explicitly, so two stores on two databases never interfere). It is composed of one part per concern,
 each its own object on one ``Session``: ``users``, ``locks``, ``reconcile``, ``deliveries``, ``reads``,
-``hooks`` (the outgoing webhooks), ``sweep_state``, ``books`` and ``book_reads`` (Zenn books), and
-``dates`` (publication dates from a repository's history):
+``search`` (the lexical index's queries), ``hooks`` (the outgoing webhooks), ``sweep_state``,
+``books`` and ``book_reads`` (Zenn books), and ``dates`` (publication dates from a repository's
+history):
 callers name the part (``store.users.get_user(name)``). Writes that must be all-or-nothing run in
 one transaction; connection failures surface as ``function.errors.DatabaseUnavailable`` (retryable). How
 long a connection lives is decided in ``function.store.connection`` alone.
@@ -27,6 +28,7 @@ from function.store.hooks import HookStore
 from function.store.locks import LockQueries
 from function.store.reads import ReadQueries
 from function.store.reconcile import ReconcileQueries
+from function.store.search_reads import SearchReads
 from function.store.sweep_state import GITHUB_APP_SWEEP, SweepStateStore
 from function.store.users import UserQueries
 
@@ -41,6 +43,7 @@ class PeeweeStore:
         self.reconcile = ReconcileQueries(self.session)
         self.deliveries = DeliveryQueries(self.session)
         self.reads = ReadQueries(self.session)
+        self.search = SearchReads(self.session)
         self.hooks = HookStore(self.session)
         self.books = BookQueries(self.session)
         self.book_reads = BookReadQueries(self.session)

@@ -422,3 +422,44 @@ class FailedBook(BaseModel):
 
 
 MODELS = (*MODELS, Book, BookChapter, FailedBook)
+
+
+# --- The lexical search index (function.search): kept by the sync, in the article's transaction -------
+
+
+class SearchDocument(BaseModel):
+    """One indexed article: its weighted length (``function.search.lexical``) and what it was indexed
+    from. Keyed like the article, by (user, slug): the sync writes it in the same statements as a new
+    article, before the article's id is known."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
+    slug = TextKeyField(max_length=255)
+    length = peewee.IntegerField()
+    content_hash = StringField(max_length=64)  # the article's, when it was indexed
+    version = peewee.IntegerField()  # function.search.lexical.INDEX_VERSION it was indexed with
+
+    class Meta:
+        table_name = "search_documents"
+        primary_key = peewee.CompositeKey("user", "slug")
+
+
+class SearchTerm(BaseModel):
+    """One term of one indexed article: its weighted frequency, and the article's weighted length
+    beside it, so a query's score is summed from these rows alone."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
+    slug = TextKeyField(max_length=255)
+    term = TextKeyField(max_length=64)
+    frequency = peewee.IntegerField()
+    length = peewee.IntegerField()
+
+    class Meta:
+        table_name = "search_terms"
+        # Term first: a query reads each of its terms' rows as one range (an inverted list), in the
+        # table's own order where the primary key is the clustered index (InnoDB, TiDB).
+        primary_key = peewee.CompositeKey("user", "term", "slug")
+        # The sync's replacement of one article's rows.
+        indexes = ((("slug", "user"), False),)
+
+
+MODELS = (*MODELS, SearchDocument, SearchTerm)

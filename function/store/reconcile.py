@@ -32,6 +32,7 @@ from function.store.records import (
     StoredArticle,
 )
 from function.store.row_bytes import row_bytes_of
+from function.store.search_index import indexed_article, queue_index_writes
 from function.store.steps import note_step
 from function.store.tag_rewrite import queue_tag_rewrite
 from function.store.write_plan import Existing, WritePlan, served_before
@@ -167,6 +168,7 @@ class ReconcileQueries(StoreBase):
         *,
         index: Mapping[str, StoredArticle],
         render_fingerprint: str | None = None,
+        reindex: bool = False,
     ) -> ApplyResult:
         """Write ``articles`` and archive ``archive_slugs`` for the user, all or nothing.
 
@@ -189,11 +191,16 @@ class ReconcileQueries(StoreBase):
         else can have written since): the rows are not read again. There is no other way to apply: the
         worker, the CLI and the tests all hold the lock and pass the index.
 
+        The search terms of the given articles whose content changed (of every given article with
+        ``reindex``) are replaced, and the archived ones' removed, in the same transaction
+        (``function.store.search_index``).
+
         The statement count does not depend on the number of articles, except one more article INSERT
-        per ``CHUNK_SIZE`` given articles (and one more key statement per ``KEY_CHUNK_SIZE``). When the
-        whole write is one statement (a few edited articles, same tags, nothing archived) it runs on
-        its own, without BEGIN/COMMIT. On MySQL/TiDB any other write is one round trip too (BEGIN, the
-        statements and COMMIT sent together, see ``batched_transaction``).
+        per ``CHUNK_SIZE`` given articles (and one more key statement per ``KEY_CHUNK_SIZE``, one more
+        INSERT of search terms per few hundred KB of them). When the whole write is one statement
+        (articles whose content is unchanged, same tags, nothing archived) it runs on its own, without
+        BEGIN/COMMIT. On MySQL/TiDB any other write is one round trip too (BEGIN, the statements and
+        COMMIT sent together, see ``batched_transaction``).
         Nothing to write: no statement at all. Raises ValueError for duplicate slugs.
         """
         slugs = [a.slug for a in articles]
@@ -207,7 +214,11 @@ class ReconcileQueries(StoreBase):
         known = {slug: Existing.of(index[slug]) for slug in slugs if slug in index}
         plan = WritePlan(user_id, articles, known, now, render_fingerprint)
         upserts = self._article_upserts(plan.rows)
-        if not plan.retag and not to_archive and not plan.bodies and len(upserts) <= 1:
+        # The articles whose content changed (all given, with ``reindex``) are indexed again from what
+        # was parsed (never read back), in the same transaction: the search never sees an article
+        # without its terms, nor terms of one archived.
+        indexed = [indexed_article(article) for article in (articles if reindex else plan.changed)]
+        if not plan.retag and not to_archive and not plan.bodies and not indexed and len(upserts) <= 1:
             # A single statement is atomic by itself: no BEGIN/COMMIT for the server to run.
             try:
                 for query in upserts:
@@ -226,6 +237,7 @@ class ReconcileQueries(StoreBase):
                     self._queue_bodies(tx, user_id, plan.bodies, plan.existing)
                 if plan.retag:
                     self._queue_tag_rewrite(tx, user_id, plan.retag, plan.existing)
+                queue_index_writes(self._db, tx, user_id, indexed, to_archive)
                 keys = limits_of(self._db).keys(reserved=4)
                 archive_slots = [
                     tx.add(

@@ -74,6 +74,7 @@ class WritePlan:
         self.rows: list[dict[str, Any]] = []
         self.bodies: dict[str, dict[str, Any]] = {}
         self.retag: list[ParsedArticle] = []
+        self.changed: list[ParsedArticle] = []  # new, or with other content: indexed for search again
         self.written = self.unchanged = 0
         self.published: list[str] = []
         self.updated: list[str] = []
@@ -93,6 +94,7 @@ class WritePlan:
                 self.unchanged += 1
             else:
                 self.written += 1
+                self.changed.append(article)
             if (old is None and article.tags) or (
                 old is not None and old.tags_hash != tags_hash(article.tags)
             ):

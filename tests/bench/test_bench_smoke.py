@@ -38,6 +38,8 @@ TINY = (
     "30",
     "--bytes-size",
     "10",
+    "--search-sizes",
+    "12,30",
 )
 CASES = (
     "first sync",
@@ -51,6 +53,9 @@ CASES = (
     "read: page by number with totals (p50 / p99)",
     "read: page 3, two tags in OR mode (p50 / p99)",
     "read: tag facets, whole blog (p50 / p99)",
+    "search: lexical query, real-shaped ja/en (p50 / p99)",
+    "search: first sync with its index / the index alone",
+    "search: no-change push (statements on the index)",
     "import function.handler",
     "bytes: no-change push",
     "bytes: list page",
@@ -122,3 +127,7 @@ def test_tiny_run_prints_every_case_and_writes_the_fragment(mysql_server: str, t
         "0",
         "1",
     ]
+    # AND a lexical search takes at most two, and a push that changes nothing sends nothing for its index
+    assert int(rows["search: lexical query, real-shaped ja/en (p50 / p99)"][5].split()[0]) <= 2 + 3
+    assert rows["search: no-change push (statements on the index)"][5].endswith("(0)")
+    assert "- [x] no-change push: nothing sent for the search index (N=12)" in result.stdout

@@ -82,11 +82,14 @@ def versions(db: peewee.Database) -> list[tuple[int, str]]:
     return [(row.version, row.name) for row in query]
 
 
-def test_the_steps_are_numbered_from_one_without_gaps_and_named_once() -> None:
+def test_the_steps_are_numbered_from_one_in_order_and_named_once() -> None:
     numbers = [number for number, _, _ in STEPS]
     names = [name for _, name, _ in STEPS]
 
-    assert numbers == list(range(1, len(STEPS) + 1))
+    # Work in progress elsewhere may hold a number (a step is numbered when it is planned), so a gap
+    # can exist for a while; the order never changes.
+    assert numbers[0] == 1
+    assert numbers == sorted(set(numbers))
     assert len(set(names)) == len(names)
     assert SCHEMA_VERSION == numbers[-1]
 

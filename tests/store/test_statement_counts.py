@@ -68,7 +68,7 @@ def test_unchanged_articles_cost_their_rows_and_bodies_upserts_only(store: Peewe
     ], seen.statements
 
 
-def test_an_edit_with_the_same_tags_under_the_lock_writes_its_row_and_its_body_only(
+def test_an_edit_with_the_same_tags_writes_its_row_its_body_and_its_search_terms_in_one_transaction(
     store: PeeweeStore,
 ) -> None:
     # GIVEN the index read under the user's lock (as the worker does)
@@ -82,15 +82,14 @@ def test_an_edit_with_the_same_tags_under_the_lock_writes_its_row_and_its_body_o
             user.id, [article("a7", body="edited", tags=("t",))], [], at(1), index=index
         )
 
-    # THEN the write is two upserts in one transaction, the article's row and its body's (no tag
-    # work, no read: the article's id is in the index), and it took effect
+    # THEN the write is one transaction: the article's row, its body's, and its search terms replaced
+    # (no tag work, no read: the article's id is in the index), and it took effect
     assert (result.written, result.unchanged) == (1, 0)
     assert seen.statements[0].startswith("BEGIN") and seen.statements[-1] == "COMMIT", seen.statements
-    writes = seen.statements[1:-1]
-    assert [s.split(" (")[0].replace("`", '"') for s in writes] == [
-        'INSERT INTO "articles"',
-        'INSERT INTO "article_bodies"',
-    ]
+    inserts = [s.split(" (")[0].replace("`", '"') for s in seen.matching("INSERT INTO")]
+    assert inserts[:2] == ['INSERT INTO "articles"', 'INSERT INTO "article_bodies"'], seen.statements
+    assert len(inserts) == 4, seen.statements  # then the search document and its terms
+    assert not [s for s in seen.statements if "article_tags" in s]
     edited = store.reads.published_article("alice", "a7")
     assert edited is not None and edited.content == "edited" and edited.tags == ("t",)
 

@@ -38,13 +38,20 @@ class RecordingWrites:
         *,
         index: Mapping[str, Any],
         render_fingerprint: str | None = None,
+        reindex: bool = False,
     ) -> Any:
         self.batches.append(list(articles))
         self.archived.append(list(archive_slugs))
         if len(self.batches) == self._fail_on:
             raise CutShort
         return self._reconcile.apply(
-            user_id, articles, archive_slugs, now, index=index, render_fingerprint=render_fingerprint
+            user_id,
+            articles,
+            archive_slugs,
+            now,
+            index=index,
+            render_fingerprint=render_fingerprint,
+            reindex=reindex,
         )
 
     def __getattr__(self, name: str) -> Any:

@@ -80,6 +80,7 @@ class GatedWrites:
         *,
         index: Mapping[str, Any],
         render_fingerprint: str | None = None,
+        reindex: bool = False,
     ) -> ApplyResult:
         if not self.batches:
             self.waiting.set()

@@ -32,6 +32,8 @@ from function.store.models import (
     HookAttempt,
     HookEndpoint,
     HookEvent,
+    SearchDocument,
+    SearchTerm,
     ServerKey,
     SweepState,
     Tag,
@@ -186,6 +188,15 @@ def last_sync_index_and_tags_per_user(m: Migration) -> None:
     tags_per_user(m)
 
 
+def search_index(m: Migration) -> None:
+    """The lexical search index's tables, and every live article indexed from its stored text
+    (``search_index``: it empties the index first, so a second run builds the same one)."""
+    from function.store.migrations.search_index import build_search_index
+
+    m.create_missing_tables(SearchDocument, SearchTerm)
+    build_search_index(m.db)
+
+
 STEPS: tuple[Step, ...] = (
     (1, "baseline: the tables, columns and indexes of earlier versions", baseline),
     (2, "deliveries: the error text's retryable mark into the retryable column", retryable_mark_to_column),
@@ -203,6 +214,7 @@ STEPS: tuple[Step, ...] = (
         "deliveries: an index for a repository's last sync; tags: each user's own rows",
         last_sync_index_and_tags_per_user,
     ),
+    (9, "articles: the lexical search index built from their stored text", search_index),
 )
 
 # The schema version this code reads and writes: the last step's number.

@@ -122,6 +122,7 @@ class ChunkedSync:
                         changes,
                         position,
                         deadline,
+                        reindex=plan.rebuild,
                     )
                     chunk = pipeline.end().chunk
                     written, archived = written + w, archived + a

@@ -44,6 +44,7 @@ class ReadPlan:
     slug_by_path: dict[str, str]
     started: float  # time.monotonic() when the sync began, for the log's duration
     assets: AssetPass | None = None  # the images' pass, carried to the reader
+    rebuild: bool = False  # every file read again: every article indexed for search again too
 
 
 class Planner:
@@ -105,6 +106,7 @@ class Planner:
             slug_by_path={file.path: slug for slug, file in files_by_slug.items()},
             started=started,
             assets=known.assets,
+            rebuild=rebuild,
         )
 
 

@@ -56,6 +56,7 @@ class ArticleWrites(Protocol):
         *,
         index: Mapping[str, StoredArticle],
         render_fingerprint: str | None = None,
+        reindex: bool = False,
     ) -> ApplyResult: ...
 
     def remember_failures(

@@ -88,10 +88,13 @@ class ArticleWriter:
         changes: ReaderChanges,
         position: WritePosition | None = None,
         deadline: Deadline = UNLIMITED,
+        *,
+        reindex: bool = False,
     ) -> tuple[int, int, float]:
         """``apply`` of articles that come one by one (as they are rendered): each transaction is
         committed as soon as it is full, while the next articles render; (written, archived, and the
-        time the writes took on ``deadline``'s clock)."""
+        time the writes took on ``deadline``'s clock). ``reindex``: index every article for search
+        again, unchanged ones too (``sync --rebuild``)."""
         position = position or WritePosition(chunk=1, chunks=1)
         tally = _Tally(position.committed)
         batch: list[ParsedArticle] = []
@@ -112,6 +115,7 @@ class ArticleWriter:
                     replace(position, transaction=number, transactions=0),
                     tally,
                     deadline,
+                    reindex,
                 )
                 batch, batch_bytes = [], 0
             batch.append(article)
@@ -124,7 +128,7 @@ class ArticleWriter:
         for batch_now, archiving in work:
             number += 1
             here = replace(position, transaction=number, transactions=total)
-            self._commit(user_id, batch_now, archiving, index, changes, here, tally, deadline)
+            self._commit(user_id, batch_now, archiving, index, changes, here, tally, deadline, reindex)
         return tally.written, tally.archived, tally.seconds
 
     def _archive_groups(
@@ -159,6 +163,7 @@ class ArticleWriter:
         here: WritePosition,
         tally: _Tally,
         deadline: Deadline,
+        reindex: bool = False,
     ) -> None:
         began = deadline.remaining()
         try:
@@ -169,6 +174,7 @@ class ArticleWriter:
                 self._clock(),
                 index=index,
                 render_fingerprint=self._render_fingerprint,
+                reindex=reindex,
             )
         except Exception as exc:
             if not is_store_error(exc):
