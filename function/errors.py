@@ -104,6 +104,15 @@ class RedeliveryNotConfigured(BlogApiError):
     code = "NOT_CONFIGURED"
 
 
+class EmbeddingFailed(BlogApiError):
+    """The embedding provider gave no usable answer (down, slow past its time-out after the retries, an
+    error status, or vectors of the wrong dimension, with non-finite values or chunks out of order). The
+    message names the provider and what was wrong, never a key or the text sent."""
+
+    status = 502
+    code = "EMBEDDING_FAILED"
+
+
 class RedeliveryRefused(Exception):
     """GitHub answered the redelivery request with something other than 202."""
 

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from function.hooks.alarm import AlarmNotifier
     from function.hooks.dispatch import HookDispatcher
     from function.hooks.wiring import HookParts
+    from function.search.embeddings.port import EmbeddingProvider
+    from function.search.embeddings.refresh import VectorRefresh
+    from function.search.embeddings.vector_search import VectorCache
+    from function.search.semantic import SemanticSearch
     from function.sources.port import ArticleSource
     from function.store.facade import PeeweeStore
     from function.worker.sync import SyncSummary, Worker
@@ -50,6 +54,7 @@ class Services:
         installation_lookup: InstallationLookup | None = None,
         hook_parts: HookParts | None = None,
         asset_store: AssetStore | None = None,
+        embedding_provider: EmbeddingProvider | None = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
@@ -64,6 +69,11 @@ class Services:
         self._hook_parts_built = False
         self._asset_store = asset_store  # function.assets.port.AssetStore, built on first use
         self._schema_checked = False  # the database's schema version matched this code's once
+        # Semantic search (EMBEDDING_PROVIDER): the provider and the process's vector cache, built on
+        # first use; a provider passed in is used whatever the settings say.
+        self._embedding_provider = embedding_provider
+        self._embedding_built = embedding_provider is not None
+        self._vector_cache: VectorCache | None = None
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
@@ -159,7 +169,45 @@ class Services:
             first_push_pins=self.settings.source_dir is not None,
             render_processes=self.settings.render_processes,
             mass_removal_fraction=self.settings.mass_removal_fraction,
+            vectors=self.vector_refresh(store),
         )
+
+    def embedding_provider(self) -> EmbeddingProvider | None:
+        """The embedding provider of ``EMBEDDING_PROVIDER`` (``function.search.embeddings.wiring``), or
+        None when semantic search is off. Built once; it connects on its first call."""
+        with self._lock:
+            if not self._embedding_built:
+                from function.search.embeddings.wiring import provider_from_settings
+
+                self._embedding_provider = provider_from_settings(self.settings)
+                self._embedding_built = True
+            return self._embedding_provider
+
+    def vector_refresh(self, store: PeeweeStore) -> VectorRefresh | None:
+        """The sync's embedding step on ``store``'s connection, or None without a provider."""
+        provider = self.embedding_provider()
+        if provider is None:
+            return None
+        from function.search.embeddings.refresh import VectorRefresh
+        from function.store.embeddings import EmbeddingQueries
+        from function.worker.sync import utc_now
+
+        return VectorRefresh(provider, EmbeddingQueries(store.session), self._clock or utc_now)
+
+    def semantic_search(self, store: PeeweeStore) -> SemanticSearch | None:
+        """Semantic search on ``store``'s connection with the process's vector cache, or None when no
+        embedding provider is configured (the search route then answers SEARCH_UNAVAILABLE for it)."""
+        provider = self.embedding_provider()
+        if provider is None:
+            return None
+        from function.search.embeddings.vector_search import ExactSemanticSearch, VectorCache
+        from function.store.embeddings import EmbeddingQueries
+
+        with self._lock:
+            if self._vector_cache is None:
+                self._vector_cache = VectorCache()
+            cache = self._vector_cache
+        return ExactSemanticSearch(provider, EmbeddingQueries(store.session), cache)
 
     def require_current_schema(self, store: PeeweeStore) -> None:
         """Refuse a job on a database whose schema version is not this code's: newer (SchemaTooNew,

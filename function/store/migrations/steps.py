@@ -21,6 +21,8 @@ import peewee
 
 from function.store.models import (
     Article,
+    ArticleChunk,
+    ArticleEmbedding,
     ArticleTag,
     Asset,
     AssetReference,
@@ -164,6 +166,13 @@ def image_references(m: Migration) -> None:
     image_urls_to_references(m.db)
 
 
+def article_vectors(m: Migration) -> None:
+    """The semantic search's tables: each served article's chunks and vectors, and what they were
+    computed from. Empty: with an embedding provider configured, the next sync of each blog fills them."""
+    m.create_missing_tables(ArticleEmbedding, ArticleChunk)
+    m.add_missing_indexes(ArticleEmbedding, ArticleChunk)
+
+
 STEPS: tuple[Step, ...] = (
     (1, "baseline: the tables, columns and indexes of earlier versions", baseline),
     (2, "deliveries: the error text's retryable mark into the retryable column", retryable_mark_to_column),
@@ -175,6 +184,7 @@ STEPS: tuple[Step, ...] = (
         forget_book_failures,
     ),
     (6, "articles, chapters and book covers: image URLs as stored references", image_references),
+    (7, "articles' chunks and vectors for semantic search", article_vectors),
 )
 
 # The schema version this code reads and writes: the last step's number.

@@ -1,0 +1,1 @@
+"""Search over a user's served articles: lexical, and semantic when an embedding provider is configured."""
