@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from function.errors import EmbeddingFailed, HttpError, HttpTimeout
+from function.errors import EmbeddingFailed, HttpError
 from function.github.http import HttpClient
 
 # An answer larger than this is not an embedding: 8 MB holds a batch of 64 vectors of 3,072 dimensions
@@ -62,11 +62,10 @@ def post_json(
     body = json.dumps(payload, ensure_ascii=False).encode()
     try:
         answer = http.request("POST", url, headers=headers, body=body, max_bytes=MAX_ANSWER_BYTES)
-    except HttpTimeout:
-        raise EmbeddingFailed(f"{provider} did not answer in time ({where(url)})") from None
     except HttpError as exc:
-        # HttpError's message names the method, host and path only.
-        raise EmbeddingFailed(f"{provider} could not be reached: {exc}") from None
+        # Down, refusing, or slower than the read time-out on every try; the message names the method,
+        # host, path and the kind of failure only.
+        raise EmbeddingFailed(f"{provider} gave no answer: {exc}") from None
     if not 200 <= answer.status < 300:
         raise EmbeddingFailed(f"{provider} answered HTTP {answer.status} ({where(url)})")
     try:
