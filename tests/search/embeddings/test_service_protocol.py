@@ -107,7 +107,7 @@ def test_a_slow_provider_is_given_up_after_the_time_out(
 ) -> None:
     standin.faults.delay_s = 1.5  # past the 0.5 s read time-out, on both tries
 
-    with pytest.raises(EmbeddingFailed, match="gave no answer.*ReadTimeout"):
+    with pytest.raises(EmbeddingFailed, match=r"gave no answer.*ReadTimeout"):
         service(standin, quick_http).embed_query("hello")
     assert len(standin.calls) == 2  # retried once, then given up
 
