@@ -22,8 +22,8 @@ ARTICLE = ArticleText(
 API_KEY = "sk-embedding-secret-value-0123456789"
 
 
-def service(standin: EmbeddingStandIn, http: HttpClients, **options: str) -> ServiceEmbeddings:
-    return ServiceEmbeddings(standin.url, http, **options)
+def service(standin: EmbeddingStandIn, http: HttpClients, api_key: str | None = None) -> ServiceEmbeddings:
+    return ServiceEmbeddings(standin.url, http, api_key=api_key)
 
 
 def test_query_is_embedded_in_query_mode(standin: EmbeddingStandIn, quick_http: HttpClients) -> None:
