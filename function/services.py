@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from function.hooks.wiring import HookParts
     from function.search.embeddings.port import EmbeddingProvider
     from function.search.embeddings.refresh import VectorRefresh
+    from function.search.embeddings.status import VectorStatus
     from function.search.embeddings.vector_search import VectorCache
     from function.search.semantic import SemanticSearch
     from function.sources.port import ArticleSource
@@ -193,6 +194,19 @@ class Services:
         from function.worker.sync import utc_now
 
         return VectorRefresh(provider, EmbeddingQueries(store.session), self._clock or utc_now)
+
+    def vector_status(self, store: PeeweeStore, user_id: int | None = None) -> VectorStatus:
+        """Semantic search's state for ``blog-api search status``: the provider and model, and the served
+        articles still without current vectors (every user's, or ``user_id``'s). No provider call."""
+        from function.search.embeddings.status import vector_status
+        from function.store.embeddings import EmbeddingQueries
+
+        return vector_status(
+            self.settings.embedding_provider,
+            self.embedding_provider(),
+            EmbeddingQueries(store.session),
+            user_id=user_id,
+        )
 
     def semantic_search(self, store: PeeweeStore) -> SemanticSearch | None:
         """Semantic search on ``store``'s connection with the process's vector cache, or None when no

@@ -11,6 +11,7 @@ from function.aws.deadline import Deadline
 from function.search.embeddings.http_json import HttpClients
 from function.search.embeddings.refresh import GIVE_UP_AFTER, VectorRefresh
 from function.search.embeddings.service import ServiceEmbeddings
+from function.search.embeddings.status import vector_status
 from function.store.embeddings import EmbeddingQueries
 from function.store.facade import PeeweeStore
 from function.store.records import UserRecord
@@ -128,3 +129,21 @@ def test_no_article_is_started_past_the_deadline_margin(
 
     assert (tally.embedded, tally.stopped) == (0, "deadline")
     assert standin.calls == []
+
+
+def test_the_status_counts_what_is_missing_without_calling_the_provider(
+    store: PeeweeStore, user: UserRecord, provider: ServiceEmbeddings, standin: EmbeddingStandIn
+) -> None:
+    apply_as_worker(store, user.id, [article("a"), article("b")], [], T0)
+    queries = EmbeddingQueries(store.session)
+
+    status = vector_status("service", provider, queries)
+
+    assert (status.provider, status.model, status.missing, status.missing_total) == (
+        "service",
+        provider.model,
+        {"alice": 2},
+        2,
+    )
+    assert standin.calls == []
+    assert vector_status(None, None, queries).model is None
