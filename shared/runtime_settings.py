@@ -106,6 +106,8 @@ def _absolute_path(value: str) -> str | None:
 
 # EMBEDDING_PROVIDER's values: the original's HTTP protocol, Amazon Bedrock, an OpenAI-compatible API.
 EMBEDDING_PROVIDERS = ("service", "bedrock", "openai")
+# Bedrock's model when EMBEDDING_MODEL is unset: the function invokes it, and the stack's role may.
+BEDROCK_EMBEDDING_MODEL = "amazon.titan-embed-text-v2:0"
 
 # CORS_ALLOWED_ORIGINS=*: any page may read the public read routes (never with credentials).
 ANY_ORIGIN = "*"

@@ -14,9 +14,10 @@ from function.errors import EmbeddingFailed
 from function.search.embeddings.checks import DimensionPin, vector_of
 from function.search.embeddings.chunking import LOCAL_CHUNKING, chunk_article
 from function.search.embeddings.port import ArticleText, Chunking, Vector
+from shared.runtime_settings import BEDROCK_EMBEDDING_MODEL
 
 PROVIDER = "Amazon Bedrock"
-DEFAULT_MODEL = "amazon.titan-embed-text-v2:0"
+DEFAULT_MODEL = BEDROCK_EMBEDDING_MODEL
 # Titan V2 makes 256, 512 or 1,024 dimensions; 1,024 scores best on its own benchmarks, and 4 KB a chunk
 # stays small beside the article's text.
 DIMENSIONS = 1024
