@@ -25,16 +25,15 @@ if TYPE_CHECKING:
     import peewee
 
     from function.assets.port import AssetStore
+    from function.embeddings.port import EmbeddingProvider
+    from function.embeddings.refresh import VectorRefresh
+    from function.embeddings.status import VectorStatus
     from function.github.installations import InstallationState
     from function.hooks.after_sync import Later
     from function.hooks.alarm import AlarmNotifier
     from function.hooks.dispatch import HookDispatcher
     from function.hooks.wiring import HookParts
-    from function.search.embeddings.port import EmbeddingProvider
-    from function.search.embeddings.refresh import VectorRefresh
-    from function.search.embeddings.status import VectorStatus
-    from function.search.embeddings.vector_search import VectorCache
-    from function.search.semantic import SemanticSearch
+    from function.search.port import SemanticSearch
     from function.sources.port import ArticleSource
     from function.store.facade import PeeweeStore
     from function.worker.sync import SyncSummary, Worker
@@ -55,6 +54,7 @@ class Services:
         installation_lookup: InstallationLookup | None = None,
         hook_parts: HookParts | None = None,
         asset_store: AssetStore | None = None,
+        semantic_search: SemanticSearch | None = None,
         embedding_provider: EmbeddingProvider | None = None,
     ) -> None:
         self.settings = settings
@@ -74,7 +74,7 @@ class Services:
         # first use; a provider passed in is used whatever the settings say.
         self._embedding_provider = embedding_provider
         self._embedding_built = embedding_provider is not None
-        self._vector_cache: VectorCache | None = None
+        self._semantic_search = semantic_search  # built on first use when a provider is configured
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
@@ -174,11 +174,11 @@ class Services:
         )
 
     def embedding_provider(self) -> EmbeddingProvider | None:
-        """The embedding provider of ``EMBEDDING_PROVIDER`` (``function.search.embeddings.wiring``), or
+        """The embedding provider of ``EMBEDDING_PROVIDER`` (``function.embeddings.wiring``), or
         None when semantic search is off. Built once; it connects on its first call."""
         with self._lock:
             if not self._embedding_built:
-                from function.search.embeddings.wiring import provider_from_settings
+                from function.embeddings.wiring import provider_from_settings
 
                 self._embedding_provider = provider_from_settings(self.settings)
                 self._embedding_built = True
@@ -189,7 +189,7 @@ class Services:
         provider = self.embedding_provider()
         if provider is None:
             return None
-        from function.search.embeddings.refresh import VectorRefresh
+        from function.embeddings.refresh import VectorRefresh
         from function.store.embeddings import EmbeddingQueries
         from function.worker.sync import utc_now
 
@@ -198,7 +198,7 @@ class Services:
     def vector_status(self, store: PeeweeStore, user_id: int | None = None) -> VectorStatus:
         """Semantic search's state for ``blog-api search status``: the provider and model, and the served
         articles still without current vectors (every user's, or ``user_id``'s). No provider call."""
-        from function.search.embeddings.status import vector_status
+        from function.embeddings.status import vector_status
         from function.store.embeddings import EmbeddingQueries
 
         return vector_status(
@@ -208,20 +208,24 @@ class Services:
             user_id=user_id,
         )
 
-    def semantic_search(self, store: PeeweeStore) -> SemanticSearch | None:
-        """Semantic search on ``store``'s connection with the process's vector cache, or None when no
-        embedding provider is configured (the search route then answers SEARCH_UNAVAILABLE for it)."""
+    def semantic_search(self) -> SemanticSearch | None:
+        """The semantic half of the search route; None when no embedding provider is configured (the
+        route then searches lexically, and refuses semantic and hybrid modes). Built once: exact cosine
+        search (``function.embeddings.vector_search``) with this process's vector cache, its queries on
+        the calling thread's connection to the database."""
         provider = self.embedding_provider()
         if provider is None:
-            return None
-        from function.search.embeddings.vector_search import ExactSemanticSearch, VectorCache
-        from function.store.embeddings import EmbeddingQueries
-
+            return self._semantic_search
+        database = self.database()
         with self._lock:
-            if self._vector_cache is None:
-                self._vector_cache = VectorCache()
-            cache = self._vector_cache
-        return ExactSemanticSearch(provider, EmbeddingQueries(store.session), cache)
+            if self._semantic_search is None:
+                from function.embeddings.vector_search import ExactSemanticSearch, VectorCache
+                from function.store.embeddings import EmbeddingQueries
+
+                self._semantic_search = ExactSemanticSearch(
+                    provider, EmbeddingQueries(database), VectorCache()
+                )
+            return self._semantic_search
 
     def require_current_schema(self, store: PeeweeStore) -> None:
         """Refuse a job on a database whose schema version is not this code's: newer (SchemaTooNew,

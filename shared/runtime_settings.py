@@ -517,7 +517,7 @@ class RuntimeSettings:
         strip=True,
         stack_key="ogpDefaultImageUrl",
     )
-    # Semantic search (function.search.embeddings): which embedding provider, where, which model.
+    # Semantic search (function.embeddings): which embedding provider, where, which model.
     embedding_provider: str | None = setting(
         env="EMBEDDING_PROVIDER",
         doc="turns semantic search on: `service` (an embedding service's `/embed` and `/chunks` at "

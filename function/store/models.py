@@ -391,7 +391,7 @@ class FailedBook(BaseModel):
 MODELS = (*MODELS, Book, BookChapter, FailedBook)
 
 
-# --- Semantic search: each served article's chunks and their vectors (function.search.embeddings) ------
+# --- Semantic search: each served article's chunks and their vectors (function.embeddings) ------
 
 
 class ArticleEmbedding(BaseModel):

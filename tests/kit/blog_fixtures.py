@@ -54,7 +54,7 @@ class Blog:
     hook_parts: Any = None
     # Where images are stored (function.assets.port.AssetStore); None: the folder ``settings.asset_dir``.
     asset_store: Any = None
-    # The embedding provider (function.search.embeddings.port.EmbeddingProvider); None: the settings'.
+    # The embedding provider (function.embeddings.port.EmbeddingProvider); None: the settings'.
     embedding_provider: Any = None
     _apps: dict[str, Flask] = field(default_factory=dict)
 

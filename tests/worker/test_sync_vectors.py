@@ -8,9 +8,9 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from function.search.embeddings.http_json import HttpClients
-from function.search.embeddings.port import ArticleText, Chunking, Vector
-from function.search.embeddings.service import ServiceEmbeddings
+from function.embeddings.http_json import HttpClients
+from function.embeddings.port import ArticleText, Chunking, Vector
+from function.embeddings.service import ServiceEmbeddings
 from function.services import Services
 from tests.kit.answers import contract_counts
 from tests.kit.blog_fixtures import Blog, article
@@ -108,3 +108,35 @@ def test_without_a_provider_the_sync_stores_no_vectors(blog: Blog) -> None:
         status = Services(blog.settings).vector_status(store)
         assert (status.provider, status.missing) == (None, {})
         assert store.db.execute_sql("SELECT COUNT(*) FROM article_chunks").fetchone()[0] == 0
+
+
+def test_the_synced_vectors_answer_the_search_routes_semantic_port(
+    blog: Blog, provider: ServiceEmbeddings
+) -> None:
+    # GIVEN two articles synced with an embedding provider
+    blog.embedding_provider = provider
+    blog.github.set_files(
+        {
+            "articles/tidb.md": article("TiDB", body="TiDB Serverless に Lambda から接続する。"),
+            "articles/react.md": article("React", body="useEffect and useMemo in practice."),
+        }
+    )
+    assert blog.push().status_code == 200
+
+    # WHEN the semantic port the search route uses is asked, on the route's connection
+    services = Services(blog.settings, database=blog.db, embedding_provider=provider)
+    semantic = services.semantic_search()
+    assert semantic is not None
+    with services.store() as store:
+        user = store.users.get_user("alice")
+        assert user is not None
+        found = semantic.search(user.id, "useMemo useEffect", 5)
+        ids = {slug: stored.id for slug, stored in store.reconcile.load_index(user.id).items()}
+
+    # THEN both articles come back once each, the one that holds the query's words first
+    assert [article_id for article_id, _ in found] == [ids["react"], ids["tidb"]]
+    assert found[0][1] < found[1][1]
+
+
+def test_without_a_provider_there_is_no_semantic_port(blog: Blog) -> None:
+    assert Services(blog.settings, database=blog.db).semantic_search() is None

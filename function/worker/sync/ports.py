@@ -114,7 +114,7 @@ class BookStore(Protocol):
 
 class VectorStep(Protocol):
     """What runs after a sync when semantic search is on: the user's vectors brought up to date
-    (``function.search.embeddings.refresh.VectorRefresh``). Never raises for a provider's failure."""
+    (``function.embeddings.refresh.VectorRefresh``). Never raises for a provider's failure."""
 
     def run(self, user_id: int, deadline: Deadline) -> object: ...
 

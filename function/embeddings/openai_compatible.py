@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from function.embeddings.checks import DimensionPin, vector_of
+from function.embeddings.chunking import LOCAL_CHUNKING, chunk_article
+from function.embeddings.http_json import HttpClients, post_json
+from function.embeddings.port import ArticleText, Chunking, Vector
 from function.errors import EmbeddingFailed
-from function.search.embeddings.checks import DimensionPin, vector_of
-from function.search.embeddings.chunking import LOCAL_CHUNKING, chunk_article
-from function.search.embeddings.http_json import HttpClients, post_json
-from function.search.embeddings.port import ArticleText, Chunking, Vector
 
 PROVIDER = "the OpenAI-compatible endpoint"
 DEFAULT_MODEL = "text-embedding-3-small"

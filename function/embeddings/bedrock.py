@@ -10,10 +10,10 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from function.embeddings.checks import DimensionPin, vector_of
+from function.embeddings.chunking import LOCAL_CHUNKING, chunk_article
+from function.embeddings.port import ArticleText, Chunking, Vector
 from function.errors import EmbeddingFailed
-from function.search.embeddings.checks import DimensionPin, vector_of
-from function.search.embeddings.chunking import LOCAL_CHUNKING, chunk_article
-from function.search.embeddings.port import ArticleText, Chunking, Vector
 from shared.runtime_settings import BEDROCK_EMBEDDING_MODEL
 
 PROVIDER = "Amazon Bedrock"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from function.search.embeddings.port import EmbeddingProvider
+from function.embeddings.port import EmbeddingProvider
 from function.store.embeddings import EmbeddingQueries
 
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from function.aws.deadline import UNLIMITED, Deadline
+from function.embeddings.port import ArticleText, EmbeddingProvider
 from function.errors import EmbeddingFailed
-from function.search.embeddings.port import ArticleText, EmbeddingProvider
 from function.store.embeddings import ChunkRow, DueArticle, EmbeddingQueries, StoredText
 
 log = logging.getLogger(__name__)

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from function.errors import EmbeddingFailed
-from function.search.embeddings.checks import DimensionPin, sequential, vector_of
-from function.search.embeddings.http_json import HttpClients, post_json
-from function.search.embeddings.port import (
+from function.embeddings.checks import DimensionPin, sequential, vector_of
+from function.embeddings.http_json import HttpClients, post_json
+from function.embeddings.port import (
     MAX_TOKENS,
     OVERLAP_TOKENS,
     ArticleText,
@@ -25,6 +24,7 @@ from function.search.embeddings.port import (
     TextChunk,
     Vector,
 )
+from function.errors import EmbeddingFailed
 
 PROVIDER = "the embedding service"
 

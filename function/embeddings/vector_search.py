@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from function.search.embeddings.port import EmbeddingProvider
+from function.embeddings.port import EmbeddingProvider
 from function.store.embeddings import EmbeddingQueries, UserVectors
 
 # The cache's bound, in vector bytes over every user: the function has 3 GB, a blog's vectors rarely
@@ -104,7 +104,7 @@ class VectorCache:
 
 
 class ExactSemanticSearch:
-    """``function.search.semantic.SemanticSearch``: the provider embeds the query, the cache gives the
+    """``function.search.port.SemanticSearch``: the provider embeds the query, the cache gives the
     user's vectors, numpy ranks them (see the module's docstring)."""
 
     def __init__(self, provider: EmbeddingProvider, queries: EmbeddingQueries, cache: VectorCache) -> None:

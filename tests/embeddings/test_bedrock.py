@@ -11,8 +11,8 @@ import pytest
 from moto import mock_aws
 
 from function.aws import clients as aws_clients
+from function.embeddings.bedrock import DEFAULT_MODEL, DIMENSIONS, BedrockEmbeddings
 from function.errors import EmbeddingFailed
-from function.search.embeddings.bedrock import DEFAULT_MODEL, DIMENSIONS, BedrockEmbeddings
 from tests.kit.embedding_standin import EmbeddingStandIn, hashed_vector
 
 

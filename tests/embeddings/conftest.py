@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from function.embeddings.http_json import HttpClients
 from function.github.http import HttpClient
-from function.search.embeddings.http_json import HttpClients
 from tests.kit.embedding_standin import EmbeddingStandIn, embedding_standin
 
 

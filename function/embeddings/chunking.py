@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from function.search.embeddings.port import (
+from function.embeddings.port import (
     MAX_TOKENS,
     OVERLAP_TOKENS,
     ArticleText,

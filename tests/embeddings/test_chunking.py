@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from function.search.embeddings.chunking import CHUNKER_VERSION, chunk_article, count_tokens
-from function.search.embeddings.port import ArticleText
+from function.embeddings.chunking import CHUNKER_VERSION, chunk_article, count_tokens
+from function.embeddings.port import ArticleText
 
 
 def test_each_heading_starts_a_chunk_that_knows_it() -> None:

@@ -8,10 +8,10 @@ import logging
 import numpy as np
 import pytest
 
+from function.embeddings.http_json import HttpClients
+from function.embeddings.port import MAX_TOKENS, OVERLAP_TOKENS, ArticleText
+from function.embeddings.service import ServiceEmbeddings
 from function.errors import EmbeddingFailed
-from function.search.embeddings.http_json import HttpClients
-from function.search.embeddings.port import MAX_TOKENS, OVERLAP_TOKENS, ArticleText
-from function.search.embeddings.service import ServiceEmbeddings
 from tests.kit.embedding_standin import DIMENSIONS, EmbeddingStandIn, closed_port_url, hashed_vector
 
 ARTICLE = ArticleText(

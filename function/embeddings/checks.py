@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from function.embeddings.port import TextChunk, Vector
 from function.errors import EmbeddingFailed
-from function.search.embeddings.port import TextChunk, Vector
 
 
 class DimensionPin:

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from function.embeddings.http_json import HttpClients
+from function.embeddings.refresh import VectorRefresh
+from function.embeddings.service import ServiceEmbeddings
+from function.embeddings.vector_search import ExactSemanticSearch, VectorCache, build_index, closest
 from function.errors import EmbeddingFailed
-from function.search.embeddings.http_json import HttpClients
-from function.search.embeddings.refresh import VectorRefresh
-from function.search.embeddings.service import ServiceEmbeddings
-from function.search.embeddings.vector_search import ExactSemanticSearch, VectorCache, build_index, closest
 from function.store.embeddings import EmbeddingQueries, UserVectors
 from function.store.facade import PeeweeStore
 from function.store.records import UserRecord

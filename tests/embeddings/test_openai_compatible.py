@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from function.embeddings import openai_compatible
+from function.embeddings.chunking import LOCAL_CHUNKING
+from function.embeddings.http_json import HttpClients
+from function.embeddings.openai_compatible import OpenAiEmbeddings, embeddings_url
+from function.embeddings.port import ArticleText
 from function.errors import EmbeddingFailed
-from function.search.embeddings import openai_compatible
-from function.search.embeddings.chunking import LOCAL_CHUNKING
-from function.search.embeddings.http_json import HttpClients
-from function.search.embeddings.openai_compatible import OpenAiEmbeddings, embeddings_url
-from function.search.embeddings.port import ArticleText
 from tests.kit.embedding_standin import EmbeddingStandIn, hashed_vector
 
 

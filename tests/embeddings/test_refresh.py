@@ -8,10 +8,10 @@ import logging
 import pytest
 
 from function.aws.deadline import Deadline
-from function.search.embeddings.http_json import HttpClients
-from function.search.embeddings.refresh import GIVE_UP_AFTER, VectorRefresh
-from function.search.embeddings.service import ServiceEmbeddings
-from function.search.embeddings.status import vector_status
+from function.embeddings.http_json import HttpClients
+from function.embeddings.refresh import GIVE_UP_AFTER, VectorRefresh
+from function.embeddings.service import ServiceEmbeddings
+from function.embeddings.status import vector_status
 from function.store.embeddings import EmbeddingQueries
 from function.store.facade import PeeweeStore
 from function.store.records import UserRecord

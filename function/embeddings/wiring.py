@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from function.search.embeddings.http_json import HttpClients
-from function.search.embeddings.port import EmbeddingProvider
+from function.embeddings.http_json import HttpClients
+from function.embeddings.port import EmbeddingProvider
 
 if TYPE_CHECKING:
     from function.settings import Settings
@@ -22,12 +22,12 @@ def provider_from_settings(settings: Settings) -> EmbeddingProvider | None:
     http = HttpClients.default(settings.https_proxy, settings.no_proxy)
     url = settings.embedding_url or ""  # Settings refuses service/openai without one
     if kind == "service":
-        from function.search.embeddings.service import ServiceEmbeddings
+        from function.embeddings.service import ServiceEmbeddings
 
         return ServiceEmbeddings(
             url, http, api_key=settings.embedding_api_key, model=settings.embedding_model
         )
-    from function.search.embeddings.openai_compatible import OpenAiEmbeddings
+    from function.embeddings.openai_compatible import OpenAiEmbeddings
 
     return OpenAiEmbeddings(url, http, api_key=settings.embedding_api_key, model=settings.embedding_model)
 
@@ -36,7 +36,7 @@ def bedrock_from_settings(settings: Settings) -> EmbeddingProvider:
     """Titan V2 through botocore clients with the function's time-outs, proxy and NO_PROXY; credentials
     and region from the environment (the function's role on Lambda)."""
     from function.aws import clients as aws_clients
-    from function.search.embeddings.bedrock import BedrockEmbeddings
+    from function.embeddings.bedrock import BedrockEmbeddings
 
     def client(read_timeout: float, attempts: int) -> Any:
         return aws_clients.client(
