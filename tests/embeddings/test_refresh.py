@@ -11,7 +11,8 @@ from function.aws.deadline import Deadline
 from function.embeddings.http_json import HttpClients
 from function.embeddings.refresh import GIVE_UP_AFTER, VectorRefresh
 from function.embeddings.service import ServiceEmbeddings
-from function.embeddings.status import vector_status
+from function.embeddings.status import status_part, vector_status
+from function.settings import Settings
 from function.store.embeddings import EmbeddingQueries
 from function.store.facade import PeeweeStore
 from function.store.records import UserRecord
@@ -147,3 +148,28 @@ def test_the_status_counts_what_is_missing_without_calling_the_provider(
     )
     assert standin.calls == []
     assert vector_status(None, None, queries).model is None
+
+
+def test_the_status_line_says_what_is_missing_and_what_computes_it(
+    store: PeeweeStore, user: UserRecord, standin: EmbeddingStandIn
+) -> None:
+    settings = Settings(
+        webhook_secret="s",
+        database_url="sqlite:///unused.db",
+        embedding_provider="service",
+        embedding_url=standin.url,
+    )
+    part = status_part(settings)
+    apply_as_worker(store, user.id, [article("a"), article("b")], [], T0)
+
+    assert part(store, user) == (
+        "semantic: 2 served articles without current vectors (service:default): the next push computes "
+        "them, or `blog-api sync --user alice`"
+    )
+    assert standin.calls == []
+
+    provider = ServiceEmbeddings(standin.url, HttpClients.default())
+    refresh(store, provider).run(user.id)
+    assert part(store, user) == "semantic: every served article has its vectors (service:default)"
+    off = Settings(webhook_secret="s", database_url="sqlite:///unused.db")
+    assert status_part(off)(store, user) == "semantic: off (EMBEDDING_PROVIDER is not set)"
