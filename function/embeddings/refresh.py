@@ -115,7 +115,7 @@ class VectorRefresh:
                     # The message names the provider and what was wrong, never a key or the text.
                     log.warning(
                         "Article not embedded",
-                        extra={"user_id": user_id, "article_id": stored.article_id, "error": exc.message},
+                        extra={"user_id": user_id, "article_id": stored.article_id, "error": exc.detail},
                     )
                     if in_a_row >= GIVE_UP_AFTER:
                         tally.stopped = "provider failing"

@@ -16,6 +16,7 @@ of each article's closest chunk, closest first.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -23,7 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from function.embeddings.port import EmbeddingProvider
+from function.errors import EmbeddingFailed
 from function.store.embeddings import EmbeddingQueries, UserVectors
+
+log = logging.getLogger(__name__)
 
 # The cache's bound, in vector bytes over every user: the function has 3 GB, a blog's vectors rarely
 # 50 MB (docs/performance.md).
@@ -114,6 +118,11 @@ class ExactSemanticSearch:
 
     def search(self, user_id: int, query: str, limit: int) -> list[tuple[int, float]]:
         """At most ``limit`` (article id, cosine distance), closest first. Raises EmbeddingFailed."""
-        vector = self._provider.embed_query(query)
+        try:
+            vector = self._provider.embed_query(query)
+        except EmbeddingFailed as exc:
+            # The reader gets a general 502; what failed, and where, goes to the log.
+            log.warning("Query not embedded", extra={"user_id": user_id, "error": exc.detail})
+            raise
         index = self._cache.get(self._queries, user_id, self._provider.model)
         return closest(index, vector, limit)

@@ -117,12 +117,21 @@ def test_a_user_past_the_cache_bound_is_searched_without_caching(
     assert cache.loads == 2
 
 
-def test_a_query_the_provider_cannot_embed_is_one_typed_error(
-    store: PeeweeStore, user: UserRecord, standin: EmbeddingStandIn, provider: ServiceEmbeddings
+def test_a_query_the_provider_cannot_embed_is_one_typed_error_whose_details_go_to_the_log(
+    store: PeeweeStore,
+    user: UserRecord,
+    standin: EmbeddingStandIn,
+    provider: ServiceEmbeddings,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     standin.faults.status = 500
     search = ExactSemanticSearch(provider, EmbeddingQueries(store.session), VectorCache())
 
     with pytest.raises(EmbeddingFailed) as failed:
         search.search(user.id, "React", 3)
+
     assert (failed.value.status, failed.value.code) == (502, "EMBEDDING_FAILED")
+    host = standin.url.removeprefix("http://")
+    assert host not in failed.value.message and "searchMode=lexical" in failed.value.message
+    [logged] = [r for r in caplog.records if r.getMessage() == "Query not embedded"]
+    assert "HTTP 500" in logged.error and host in logged.error  # type: ignore[attr-defined]
