@@ -7,9 +7,10 @@ order: what ``parse_one`` gives here. Lambda has no ``/dev/shm``, so nothing tha
 not a fork of this process and its threads). Few files, one CPU or ``RENDER_PROCESSES=1``: parsed here.
 
 Images resolve here, where the sync's asset pass lives. A render process gives each image source a marker
-URL (a URL source is left as it is) and lists the sources; here they are resolved in order, as a render
-here would resolve them, and each marker is replaced by its URL. Should a source not resolve as the
-marker foretold (a missing image is left as written), the file is rendered here with those answers.
+reference (a URL source is left as it is) and lists the sources; here they are resolved in order, as a
+render here would resolve them, and each marker is replaced by the stored reference it stands for. Should
+a source not resolve as the marker foretold (a missing image is left as written), the file is rendered
+here with those answers.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from function.articles.images import ImageResolver
+from function.articles.images import REFERENCE_SCHEME, ImageResolver, key_of, stored_reference
 from function.articles.parse import MAX_HTML_BYTES, parse_article
 from function.articles.parsed import ParsedArticle
 from function.errors import ArticleParseError
@@ -40,10 +41,11 @@ log = logging.getLogger(__name__)
 MIN_FILES_FOR_PROCESSES = 8
 # Files given out and not yet answered in order, per process.
 _AHEAD_PER_PROCESS = 2
-# A URL source (a scheme, or //host) stays as written; a resolved URL made only of these characters is
-# written as it is by the renderer and the sanitizer, so it can take its marker's place.
+# A URL source (a scheme, or //host) stays as written; every other source is offered to the resolver.
 _URL_SOURCE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")
-_PLAIN_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$()*+,;=%-]+")
+# A marker is a well-formed stored reference (the renderer keeps nothing else) that no image has: a
+# random 56-hex-digit prefix per file, the source's number in 8 more, and an extension no image takes.
+_MARKER_EXTENSION = "marker"
 
 
 @dataclass(frozen=True)
@@ -192,13 +194,15 @@ class ArticleParser:
         resolve = self._resolver(file)
         assert resolve is not None
         answers = [resolve(source) for source in sources]
-        urls = {f"{prefix}{i}": url for i, url in enumerate(answers)}
         foretold = all(
-            url is None if _URL_SOURCE.match(source) else url is not None and _PLAIN_URL.fullmatch(url)
-            for source, url in zip(sources, answers, strict=True)
+            reference is None if _URL_SOURCE.match(source) else reference is not None and key_of(reference)
+            for source, reference in zip(sources, answers, strict=True)
         )
         if foretold and isinstance(outcome, ParsedArticle):
-            html = re.sub(rf"{re.escape(prefix)}\d+", lambda m: str(urls[m[0]]), outcome.content_html)
+            marker = re.compile(
+                rf"{re.escape(REFERENCE_SCHEME + prefix)}([0-9a-f]{{8}})\.{_MARKER_EXTENSION}"
+            )
+            html = marker.sub(lambda m: str(answers[int(m[1], 16)]), outcome.content_html)
             if len(html.encode("utf-8", "surrogatepass")) <= MAX_HTML_BYTES:
                 return dataclasses.replace(outcome, content_html=html)
         replay = iter(answers)
@@ -235,12 +239,15 @@ def _serve(pipe: Connection, options: ParseOptions) -> None:
 
 
 class _Markers:
-    """A render process's image resolver: a marker URL for each source but a URL, every source listed."""
+    """A render process's image resolver: a marker reference for each source but a URL, every source
+    listed."""
 
     def __init__(self) -> None:
-        self.prefix = f"https://{secrets.token_hex(8)}.invalid/"
+        self.prefix = secrets.token_hex(28)
         self.sources: list[str] = []
 
     def __call__(self, source: str) -> str | None:
         self.sources.append(source)
-        return None if _URL_SOURCE.match(source) else f"{self.prefix}{len(self.sources) - 1}"
+        if _URL_SOURCE.match(source):
+            return None
+        return stored_reference(f"{self.prefix}{len(self.sources) - 1:08x}.{_MARKER_EXTENSION}")

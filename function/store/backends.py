@@ -20,6 +20,7 @@ import pymysql
 from pymysql.constants import CLIENT
 
 from function.store.driver_errors import is_connection_error
+from function.store.tls import pymysql_tls_arguments, split_tls_options
 from function.store.url import parse_database_url
 
 log = logging.getLogger(__name__)
@@ -39,40 +40,6 @@ class StatementResult:
     rows: list[tuple[Any, ...]]
 
 
-class _SslReusingConnection(pymysql.connections.Connection):
-    """PyMySQL's connection, taking its SSL context from ``ssl_contexts`` once one was built.
-
-    PyMySQL builds a new context on every connect, TLS or not (its "preferred" mode), and building one
-    loads the CA bundle: ~55 ms of CPU per job on this machine, more than a database round trip. The
-    settings are fixed per database, so one context per database serves every connection (contexts are
-    thread-safe); what PyMySQL builds and how it uses it is unchanged.
-    """
-
-    def __init__(self, *args: Any, ssl_contexts: dict[str, Any], **kwargs: Any) -> None:
-        self._ssl_contexts = ssl_contexts
-        super().__init__(*args, **kwargs)
-
-    def _create_ssl_ctx(self, sslp: Any) -> Any:
-        if not isinstance(sslp, dict):
-            return super()._create_ssl_ctx(sslp)
-        key = repr(sorted(sslp.items()))
-        context = self._ssl_contexts.get(key)
-        if context is None:
-            context = self._ssl_contexts.setdefault(
-                key, _checking_host_name(super()._create_ssl_ctx(sslp), sslp)
-            )
-        return context
-
-
-def _checking_host_name(context: Any, sslp: dict[str, Any]) -> Any:
-    """PyMySQL checks the host name only when a CA file is named; ``ssl_verify_identity=true`` with the
-    system's CAs (no ``ssl_ca``) deserves the check too. PyMySQL verifies the certificate whenever the
-    identity is asked for, so the check can be switched on."""
-    if sslp.get("check_hostname") and not context.check_hostname:
-        context.check_hostname = True
-    return context
-
-
 class MySQLDatabase(peewee.MySQLDatabase):
     """MySQL/TiDB/MariaDB with transaction control sent through ``execute_sql``, so query hooks (the
     statement counter, fault injection in tests) see BEGIN/COMMIT/ROLLBACK like any other round trip."""
@@ -86,14 +53,20 @@ class MySQLDatabase(peewee.MySQLDatabase):
         clock: Callable[[], float] = time.monotonic,
         **kwargs: Any,
     ) -> None:
-        super().init(database, mariadb=mariadb, **kwargs)
-        self._ssl_contexts: dict[str, Any] = {}
+        self._tls_options, rest = split_tls_options(kwargs)
+        super().init(database, mariadb=mariadb, **rest)
+        self._tls_arguments: dict[str, Any] | None = None  # built at the first connect, then shared
         self._kept = threading.local()  # per thread, like Peewee's connection state
         self.reconnects = 0  # connections found dead on a job's first statement (tests, metrics)
         # How long a kept connection may serve jobs (``function.store.connection`` decides); None: no limit.
         self.max_connection_age_s = max_connection_age_s
         self.retired = 0  # kept connections closed for their age (tests, logs)
         self.clock = clock  # seconds, for the connections' age (tests move it)
+
+    @property
+    def tls_options(self) -> dict[str, Any]:
+        """The URL's ``ssl_*`` options, which ``function.store.tls`` turns into PyMySQL's arguments."""
+        return dict(self._tls_options)
 
     def connection_age(self) -> float | None:
         """Seconds since this thread's connection was opened; None when it has none."""
@@ -142,16 +115,18 @@ class MySQLDatabase(peewee.MySQLDatabase):
         self.connect()
 
     def _connect(self) -> Any:
-        # As peewee's own, plus the SSL context built once per database (see _SslReusingConnection), and
-        # multi-statements for ``execute_batch``. Every value in our SQL is a parameter, which PyMySQL
-        # escapes (a batch's statements are written by its ``mogrify``), so the flag widens nothing an
-        # attacker controls.
-        opened = _SslReusingConnection(
+        # As peewee's own, plus TLS from ``function.store.tls`` (one context per database, see there),
+        # and multi-statements for ``execute_batch``. Every value in our SQL is a parameter, which
+        # PyMySQL escapes (a batch's statements are written by its ``mogrify``), so the flag widens
+        # nothing an attacker controls.
+        if self._tls_arguments is None:
+            self._tls_arguments = pymysql_tls_arguments(self._tls_options)
+        opened = pymysql.connections.Connection(
             database=self.database,
             autocommit=True,
-            ssl_contexts=self._ssl_contexts,
             client_flag=CLIENT.MULTI_STATEMENTS,
             **self.connect_params,
+            **self._tls_arguments,
         )
         self._kept.opened_at = self.clock()
         return opened

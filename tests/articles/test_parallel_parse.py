@@ -4,6 +4,7 @@ sources resolve here, in the order a render here asks for them, with the same HT
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import multiprocessing
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench import real_corpus
+from function.articles.images import stored_reference
 from function.articles.parallel_parse import (
     MIN_FILES_FOR_PROCESSES,
     ArticleParser,
@@ -126,9 +128,12 @@ class Resolver:
         self.asked.append(src)
         if src.startswith(("https:", "//")) or "missing" in src:
             return None
-        if "query" in src:
-            return f"https://assets.example.com/k.png?a=1&b={len(self.asked)}"  # an & to escape
-        return f"https://assets.example.com/{self.path}/{len(self.asked)}-{src.strip('/')}"
+        return stored_reference(key_for(self.path, len(self.asked), src))
+
+
+def key_for(path: str, n: int, src: str) -> str:
+    """A stored image's key (content-addressed in the store) made from what the resolver was asked."""
+    return hashlib.sha256(f"{path}/{n}-{src}".encode()).hexdigest() + ".png"
 
 
 def image_article(i: int) -> bytes:
@@ -136,7 +141,7 @@ def image_article(i: int) -> bytes:
     if i % 3 == 0:
         images.append("![gone](/images/missing.png)")  # left as written: rendered here
     if i % 4 == 0:
-        images.append("![q](/images/query.png)")  # not a plain URL: rendered here
+        images.append("![q](/images/query.png?size=2)")  # a query string: resolved like any path
     body = f"# A {i}\n\n" + "\n\n".join(f"{image} text {n}" for n, image in enumerate(images))
     return f"---\ntitle: A{i}\n---\n{body}\n".encode()
 
@@ -162,8 +167,8 @@ def test_image_sources_resolve_here_in_order_with_the_html_of_a_render_here() ->
     assert [comparable(o) for o in outcomes] == expected
     assert {path: r.asked for path, r in spread.items()} == {path: r.asked for path, r in here.items()}
     html = outcomes[0].content_html if isinstance(outcomes[0], ParsedArticle) else ""
-    assert "https://assets.example.com/articles/a0.md/1-images/0.png" in html
-    assert "/images/missing.png" in html and "&amp;b=" in html and ".invalid/" not in html
+    assert stored_reference(key_for("articles/a0.md", 1, "/images/0.png")) in html
+    assert "/images/missing.png" in html and ".invalid/" not in html
 
 
 def test_a_process_that_dies_fails_the_parse_and_ends_the_others() -> None:

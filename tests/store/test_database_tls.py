@@ -4,6 +4,7 @@ server that speaks the start of the MySQL protocol, under a certificate authorit
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import struct
@@ -15,6 +16,7 @@ import peewee
 import pytest
 
 from function.store.backends import open_database
+from function.store.tls import tls_context
 from function.store.url import parse_database_url
 from tests.kit.webhook_receiver import make_authority
 
@@ -155,3 +157,41 @@ def test_verify_identity_without_a_ca_file_checks_the_host_name_too(
     # and the name it holds is accepted
     _connect(f"mysql://app:pw@127.0.0.1:{stand_in.port}/blog?{options}")
     assert stand_in.handshakes == 1
+
+
+def test_a_url_without_tls_options_connects_in_plaintext_as_it_says(stand_in: TlsStandIn) -> None:
+    # GIVEN a server offering TLS, and a URL that names no CA and no check
+    # WHEN the app connects
+    _connect(f"mysql://app:pw@127.0.0.1:{stand_in.port}/blog")
+    # THEN no TLS is attempted: a connection that checks nothing would only look safe
+    assert stand_in.handshakes == 0
+
+
+def test_one_context_serves_every_connection_of_a_database(stand_in: TlsStandIn, tmp_path: Path) -> None:
+    db = open_database(f"mysql://app:pw@127.0.0.1:{stand_in.port}/blog?ssl_ca={tmp_path / 'ca.pem'}")
+    contexts = []
+    for _ in range(2):
+        with contextlib.suppress(peewee.PeeweeException, OSError):
+            db.connect()
+        contexts.append(db._tls_arguments)  # type: ignore[attr-defined]
+        if not db.is_closed():
+            db.close()
+    # The CA bundle is loaded once per database, not once per connection.
+    assert stand_in.handshakes == 2
+    assert contexts[0] is contexts[1] and isinstance(contexts[0]["ssl"], ssl.SSLContext)
+
+
+@pytest.mark.parametrize(
+    ("options", "verify_mode", "checks_host"),
+    [
+        ({"ssl_verify_cert": True, "ssl_verify_identity": True}, ssl.CERT_REQUIRED, True),
+        ({"ssl_verify_cert": True, "ssl_verify_identity": False}, ssl.CERT_REQUIRED, False),
+        ({"ssl_verify_cert": False, "ssl_verify_identity": False}, ssl.CERT_NONE, False),
+    ],
+)
+def test_the_context_checks_what_the_url_asks(
+    tmp_path: Path, options: dict[str, bool], verify_mode: ssl.VerifyMode, checks_host: bool
+) -> None:
+    make_authority(tmp_path, ("db.test",))
+    context = tls_context({"ssl_ca": str(tmp_path / "ca.pem"), **options})
+    assert (context.verify_mode, context.check_hostname) == (verify_mode, checks_host)

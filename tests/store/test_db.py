@@ -7,7 +7,7 @@ from pathlib import Path
 import peewee
 import pytest
 
-from function.store.backends import is_mysql, open_database
+from function.store.backends import MySQLDatabase, is_mysql, open_database
 from function.store.batching import upsert_many
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
@@ -42,9 +42,11 @@ def test_mysql_url_gives_tls_and_time_out_arguments(tmp_path: Path) -> None:
         "app",
         "p@ss",
     )
-    assert params["ssl_ca"] == str(ca)
-    assert params["ssl_verify_identity"] is True
-    assert params["ssl_verify_cert"] is False  # not the truthy string "false"
+    assert isinstance(db, MySQLDatabase)
+    assert db.tls_options["ssl_ca"] == str(ca)
+    assert db.tls_options["ssl_verify_identity"] is True
+    assert db.tls_options["ssl_verify_cert"] is False  # not the truthy string "false"
+    assert not any(key.startswith("ssl") for key in params)  # TLS reaches PyMySQL as one context
     assert (params["connect_timeout"], params["read_timeout"], params["write_timeout"]) == (5, 12, 30)
     assert params["charset"] == "utf8mb4"
     assert db.is_closed()  # opening never connects
