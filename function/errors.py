@@ -111,6 +111,25 @@ class RedeliveryNotConfigured(BlogApiError):
     code = "NOT_CONFIGURED"
 
 
+class EmbeddingFailed(BlogApiError):
+    """The embedding provider gave no usable answer (down, slow past its time-out after the retries, an
+    error status, or vectors of the wrong dimension, with non-finite values or chunks out of order).
+
+    ``detail`` (also ``str()``) names the provider and what was wrong, its host and path included, for the
+    log; never a key or the text sent. ``message``, what a reader's 502 says, is general."""
+
+    status = 502
+    code = "EMBEDDING_FAILED"
+    PUBLIC_MESSAGE = (
+        "the embedding provider could not embed the query; try again, or search with searchMode=lexical"
+    )
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(self.PUBLIC_MESSAGE)
+        self.args = (detail,)
+        self.detail = detail
+
+
 class RedeliveryRefused(Exception):
     """GitHub answered the redelivery request with something other than 202."""
 

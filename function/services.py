@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     import peewee
 
     from function.assets.port import AssetStore
+    from function.embeddings.port import EmbeddingProvider
+    from function.embeddings.refresh import VectorRefresh
+    from function.embeddings.status import VectorStatus
     from function.github.installations import InstallationState
     from function.hooks.after_sync import Later
     from function.hooks.alarm import AlarmNotifier
@@ -52,6 +55,7 @@ class Services:
         hook_parts: HookParts | None = None,
         asset_store: AssetStore | None = None,
         semantic_search: SemanticSearch | None = None,
+        embedding_provider: EmbeddingProvider | None = None,
     ) -> None:
         self.settings = settings
         self._invoker = invoker
@@ -66,12 +70,11 @@ class Services:
         self._hook_parts_built = False
         self._asset_store = asset_store  # function.assets.port.AssetStore, built on first use
         self._schema_checked = False  # the database's schema version matched this code's once
-        self._semantic_search = semantic_search
-
-    def semantic_search(self) -> SemanticSearch | None:
-        """The semantic half of the search route; None when no embedding provider is configured (the
-        route then searches lexically, and refuses semantic and hybrid modes)."""
-        return self._semantic_search
+        # Semantic search (EMBEDDING_PROVIDER): the provider and the process's vector cache, built on
+        # first use; a provider passed in is used whatever the settings say.
+        self._embedding_provider = embedding_provider
+        self._embedding_built = embedding_provider is not None
+        self._semantic_search = semantic_search  # built on first use when a provider is configured
 
     def invoker(self) -> SelfInvoker | None:
         """The self-invoker in Lambda mode; None in inline mode (no client is ever built)."""
@@ -167,7 +170,62 @@ class Services:
             first_push_pins=self.settings.source_dir is not None,
             render_processes=self.settings.render_processes,
             mass_removal_fraction=self.settings.mass_removal_fraction,
+            vectors=self.vector_refresh(store),
         )
+
+    def embedding_provider(self) -> EmbeddingProvider | None:
+        """The embedding provider of ``EMBEDDING_PROVIDER`` (``function.embeddings.wiring``), or
+        None when semantic search is off. Built once; it connects on its first call."""
+        with self._lock:
+            if not self._embedding_built:
+                from function.embeddings.wiring import provider_from_settings
+
+                self._embedding_provider = provider_from_settings(self.settings)
+                self._embedding_built = True
+            return self._embedding_provider
+
+    def vector_refresh(self, store: PeeweeStore) -> VectorRefresh | None:
+        """The sync's embedding step on ``store``'s connection, or None without a provider."""
+        provider = self.embedding_provider()
+        if provider is None:
+            return None
+        from function.embeddings.refresh import VectorRefresh
+        from function.store.embeddings import EmbeddingQueries
+        from function.worker.sync import utc_now
+
+        return VectorRefresh(provider, EmbeddingQueries(store.session), self._clock or utc_now)
+
+    def vector_status(self, store: PeeweeStore, user_id: int | None = None) -> VectorStatus:
+        """Semantic search's state for ``blog-api search status``: the provider and model, and the served
+        articles still without current vectors (every user's, or ``user_id``'s). No provider call."""
+        from function.embeddings.status import vector_status
+        from function.store.embeddings import EmbeddingQueries
+
+        return vector_status(
+            self.settings.embedding_provider,
+            self.embedding_provider(),
+            EmbeddingQueries(store.session),
+            user_id=user_id,
+        )
+
+    def semantic_search(self) -> SemanticSearch | None:
+        """The semantic half of the search route; None when no embedding provider is configured (the
+        route then searches lexically, and refuses semantic and hybrid modes). Built once: exact cosine
+        search (``function.embeddings.vector_search``) with this process's vector cache, its queries on
+        the calling thread's connection to the database."""
+        provider = self.embedding_provider()
+        if provider is None:
+            return self._semantic_search
+        database = self.database()
+        with self._lock:
+            if self._semantic_search is None:
+                from function.embeddings.vector_search import ExactSemanticSearch, VectorCache
+                from function.store.embeddings import EmbeddingQueries
+
+                self._semantic_search = ExactSemanticSearch(
+                    provider, EmbeddingQueries(database), VectorCache()
+                )
+            return self._semantic_search
 
     def require_current_schema(self, store: PeeweeStore) -> None:
         """Refuse a job on a database whose schema version is not this code's: newer (SchemaTooNew,

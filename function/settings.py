@@ -11,7 +11,13 @@ from urllib.parse import unquote
 
 from function.errors import ConfigError
 from function.store.url import DatabaseTarget, parse_database_url
-from shared.runtime_settings import RuntimeSettings, declaration, split_list, variable
+from shared.runtime_settings import (
+    RuntimeSettings,
+    credential_url_problem,
+    declaration,
+    split_list,
+    variable,
+)
 from shared.setting import Setting, SettingProblem, declared_settings, settings_of
 
 # A webhook secret shorter than this is refused on Lambda (``openssl rand -hex 32`` makes 64).
@@ -41,6 +47,7 @@ class Settings(RuntimeSettings):
         # a configuration error until the dead-letter queue). The store's parser knows the URL's rules.
         target = parse_database_url(self.database_url)
         self._check_cloudinary()
+        self._check_embeddings()
         if self.lambda_mode:
             self._check_deployed(target)
 
@@ -58,6 +65,21 @@ class Settings(RuntimeSettings):
                 f"{' and '.join(missing)} not set: the Cloudinary share images need "
                 f"{', '.join(parts)} together (or none of them)"
             )
+
+    def _check_embeddings(self) -> None:
+        """An HTTP embedding provider needs its URL, and a key is sent only over TLS (or to this machine):
+        reported now rather than as every sync's vectors failing."""
+        provider = self.embedding_provider
+        url_name = variable("embedding_url")
+        if provider in ("service", "openai") and not self.embedding_url:
+            raise ConfigError(
+                f"{variable('embedding_provider')}={provider} needs {url_name}: the embedding service's "
+                "base URL"
+            )
+        if self.embedding_api_key and self.embedding_url:
+            problem = credential_url_problem(self.embedding_url)
+            if problem is not None:
+                raise ConfigError(f"{url_name} {problem} (it is sent {variable('embedding_api_key')})")
 
     def _check_deployed(self, target: DatabaseTarget) -> None:
         """What a deployed function refuses that a laptop may do: a guessable webhook secret (it signs
@@ -125,6 +147,7 @@ class Settings(RuntimeSettings):
             values += [line for line in self.github_private_key.splitlines() if len(line) > 20]
         values += database_url_secrets(self.database_url)
         values.append(self.cloudinary_api_secret or "")
+        values.append(self.embedding_api_key or "")
         return [v for v in values if v]
 
     @classmethod

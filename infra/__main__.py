@@ -95,6 +95,7 @@ function = Function(
         security_group_ids=network.security_group_ids,
         environment={**plain_variables(config, region, github_app_id, account_id), **assets.environment()},
         parameter_names=parameter_variables(config),
+        bedrock_models=config.bedrock_models,
         maximum_event_age_seconds=config.maximum_event_age_seconds,
         ssm_kms_key_arn=config.ssm_kms_key_arn,
         create_kms_key=config.creates_kms_key,

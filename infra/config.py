@@ -39,7 +39,7 @@ from infra.stack_keys import (
     upper_text,
 )
 from shared import names
-from shared.runtime_settings import declaration
+from shared.runtime_settings import BEDROCK_EMBEDDING_MODEL, declaration
 
 __all__ = ["KMS_CREATE", "LOG_RETENTION_DAYS", "ConfigSource", "NetworkSettings"]
 
@@ -272,6 +272,36 @@ class StackConfig:
         doc='share image when neither the template nor Cloudinary makes one; empty: `ogpUrl` is `""`',
         check=checks.ogp_default_image_url,
     )
+    # Semantic search: the embedding provider (its key only as an SSM parameter); empty: lexical only.
+    embedding_provider: str | None = key(
+        "embeddingProvider",
+        optional,
+        default=None,
+        doc="`service`, `bedrock` or `openai`: turns semantic search on; with `bedrock` the function's role "
+        "may invoke `embeddingModel` (Titan Text Embeddings V2 by default); empty: lexical search only",
+        check=checks.embedding_provider,
+    )
+    embedding_url: str | None = key(
+        "embeddingUrl",
+        optional,
+        default=None,
+        doc="base URL of the embedding service or OpenAI-compatible endpoint (`service`, `openai`)",
+        check=checks.embedding_url,
+    )
+    embedding_model: str | None = key(
+        "embeddingModel",
+        optional,
+        default=None,
+        doc="model id asked for; empty: the provider's default",
+        check=checks.embedding_model,
+    )
+    embedding_api_key_param: str | None = key(
+        "embeddingApiKeyParam",
+        optional,
+        default=None,
+        doc="SSM SecureString holding the key sent to the embedding service or endpoint; empty: none",
+        check=checks.optional_parameter_name,
+    )
     webhook_secret_param: str = key(
         "webhookSecretParam",
         text,
@@ -346,9 +376,17 @@ class StackConfig:
     @property
     def parameter_names(self) -> tuple[str, ...]:
         """The SSM parameters the function reads, and the only ones its role may read."""
-        optional = (self.cloudinary_api_secret_param,)
+        optional = (self.cloudinary_api_secret_param, self.embedding_api_key_param)
         required = (self.webhook_secret_param, self.github_app_private_key_param, self.database_url_param)
         return required + tuple(name for name in optional if name)
+
+    @property
+    def bedrock_models(self) -> tuple[str, ...]:
+        """The Bedrock models the function invokes for semantic search (none unless the provider is
+        ``bedrock``): the only ones its role may invoke."""
+        if self.embedding_provider != "bedrock":
+            return ()
+        return (self.embedding_model or BEDROCK_EMBEDDING_MODEL,)
 
     @property
     def creates_kms_key(self) -> bool:

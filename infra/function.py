@@ -6,6 +6,7 @@ moves the alias ``live`` to it; the API, the schedule and the self-invoke grant 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,11 +55,18 @@ class FunctionArgs:
     snap_start: bool = False
     # Adopt an existing /aws/lambda/<name> log group (left behind by a previous deployment).
     import_log_group: bool = False
+    # Bedrock models the function invokes for semantic search (StackConfig.bedrock_models); none: no grant.
+    bedrock_models: tuple[str, ...] = ()
 
 
 def parameter_arn(region: str, account_id: str, name: str) -> str:
     """The ARN of an SSM parameter: a name with a leading ``/`` keeps one slash after ``parameter``."""
     return f"arn:aws:ssm:{region}:{account_id}:parameter/{name.lstrip('/')}"
+
+
+def bedrock_model_arn(region: str, model: str) -> str:
+    """The ARN of a Bedrock foundation model (no account: foundation models are AWS's)."""
+    return f"arn:aws:bedrock:{region}::foundation-model/{model}"
 
 
 def runtime_policy(
@@ -69,6 +77,7 @@ def runtime_policy(
     dlq_arn: str,
     ssm_kms_key_arn: str | None,
     alias: str | None = None,
+    bedrock_models: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The function's own permissions: self-invoke, its parameters, its dead-letter queue, publishing to
     the stack's alarm topic (to say it disabled a webhook endpoint), nothing else.
@@ -114,6 +123,16 @@ def runtime_policy(
             "Resource": names.alarm_topic_arn(region, account_id, physical_prefix),
         },
     ]
+    if bedrock_models:
+        # Semantic search on Bedrock: its embedding model only, in the function's region.
+        statements.append(
+            {
+                "Sid": "InvokeEmbeddingModel",
+                "Effect": "Allow",
+                "Action": "bedrock:InvokeModel",
+                "Resource": sorted(bedrock_model_arn(region, model) for model in bedrock_models),
+            }
+        )
     if ssm_kms_key_arn:
         # Only a customer managed key needs this: the aws/ssm key's policy already lets every principal
         # of the account decrypt through SSM. Scoped to that key, and only through SSM.
@@ -256,6 +275,7 @@ class Function(pulumi.ComponentResource):
                 values[2],
                 values[3],
                 alias=self.qualifier,
+                bedrock_models=args.bedrock_models,
             )
         )
         policy = aws.iam.RolePolicy(

@@ -38,8 +38,9 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOURCE_PACKAGES = ("function", "shared")
-# uv's name for the platform of Lambda's x86_64 runtimes (glibc 2.17 and later, as manylinux2014).
-PLATFORM = "x86_64-manylinux2014"
+# uv's name for the platform of Lambda's x86_64 runtimes: python3.12 and python3.13 run on Amazon Linux
+# 2023 (glibc 2.34), so manylinux_2_28 wheels (numpy's oldest since 2.3) run there.
+PLATFORM = "x86_64-manylinux_2_28"
 DEFAULT_PYTHON_VERSION = "3.12"
 ARCHIVE_PREFIX = "blog-api-"
 # Where Lambda unpacks the zip: the file names compiled into the bytecode (tracebacks show them).

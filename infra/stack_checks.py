@@ -233,6 +233,35 @@ def cloudinary_api_secret_param(value: str | None, k: KeyCheck) -> None:
     )
 
 
+def embedding_provider(value: str | None, k: KeyCheck) -> None:
+    """embeddingProvider: what ``EMBEDDING_PROVIDER`` accepts."""
+    if value is not None:
+        _as_runtime_setting("embedding_provider", value, k, "bedrock")
+
+
+def embedding_url(value: str | None, k: KeyCheck) -> None:
+    """embeddingUrl: an https URL on a real host (it may carry the key); ``service`` and ``openai`` need
+    one."""
+    example = "https://<your embedding service>"
+    provider = (k.text_of("embeddingProvider") or "").lower()
+    if value is None:
+        k.check(provider not in ("service", "openai"), f"is needed by embeddingProvider {provider}", example)
+    elif _as_runtime_setting("embedding_url", value, k, example):
+        url(value.rstrip("/"), k, ("https",), example)
+
+
+def embedding_model(value: str | None, k: KeyCheck) -> None:
+    """embeddingModel: an id without spaces (Bedrock's model ids go into the role's policy)."""
+    if value is not None:
+        k.check(bool(re.fullmatch(r"[A-Za-z0-9._:/-]+", value)), "must be a model id without spaces",
+                "amazon.titan-embed-text-v2:0")  # fmt: skip
+
+
+def optional_parameter_name(value: str | None, k: KeyCheck) -> None:
+    if value is not None:
+        parameter_name(value, k)
+
+
 def _as_runtime_setting(attribute: str, value: str, k: KeyCheck, example: str) -> bool:
     """Whether the function would start with ``value`` in the setting ``attribute`` (its own parse and
     check); else the problem is reported here, at deploy time, rather than by a function that fails."""

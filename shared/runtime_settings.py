@@ -104,6 +104,11 @@ def _absolute_path(value: str) -> str | None:
     return None if value.startswith("/") else "must start with '/'"
 
 
+# EMBEDDING_PROVIDER's values: the original's HTTP protocol, Amazon Bedrock, an OpenAI-compatible API.
+EMBEDDING_PROVIDERS = ("service", "bedrock", "openai")
+# Bedrock's model when EMBEDDING_MODEL is unset: the function invokes it, and the stack's role may.
+BEDROCK_EMBEDDING_MODEL = "amazon.titan-embed-text-v2:0"
+
 # CORS_ALLOWED_ORIGINS=*: any page may read the public read routes (never with credentials).
 ANY_ORIGIN = "*"
 
@@ -511,6 +516,48 @@ class RuntimeSettings:
         check=_http_url,
         strip=True,
         stack_key="ogpDefaultImageUrl",
+    )
+    # Semantic search (function.embeddings): which embedding provider, where, which model.
+    embedding_provider: str | None = setting(
+        env="EMBEDDING_PROVIDER",
+        doc="turns semantic search on: `service` (an embedding service's `/embed` and `/chunks` at "
+        "`EMBEDDING_URL`), `bedrock` (Amazon Bedrock's Titan Text Embeddings V2) or `openai` (an "
+        "OpenAI-compatible `/v1/embeddings` at `EMBEDDING_URL`)",
+        parse=_lower,
+        default=None,
+        check=_one_of(EMBEDDING_PROVIDERS),
+        strip=True,
+        default_doc="— (lexical search only)",
+        stack_key="embeddingProvider",
+    )
+    embedding_url: str | None = setting(
+        env="EMBEDDING_URL",
+        doc="base URL of the embedding service (`service`: `{base}/embed`; `openai`: "
+        "`{base}/v1/embeddings`); with `bedrock`, an endpoint URL other than the region's (a VPC endpoint)",
+        parse=lambda value: value.rstrip("/"),
+        default=None,
+        check=_http_url,
+        strip=True,
+        stack_key="embeddingUrl",
+    )
+    embedding_model: str | None = setting(
+        env="EMBEDDING_MODEL",
+        doc="the model asked for: a Bedrock model id (`amazon.titan-embed-text-v2:0`) or the OpenAI-"
+        "compatible endpoint's model name (`text-embedding-3-small`); the service picks its own",
+        parse=_text,
+        default=None,
+        strip=True,
+        default_doc="`amazon.titan-embed-text-v2:0` for `bedrock`, `text-embedding-3-small` for `openai`",
+        stack_key="embeddingModel",
+    )
+    embedding_api_key: str | None = setting(
+        env="EMBEDDING_API_KEY",
+        doc="bearer token sent to the embedding service or OpenAI-compatible endpoint / its SSM name",
+        parse=_text,
+        default=None,
+        strip=True,
+        param=Param("EMBEDDING_API_KEY_PARAM", stack_key="embeddingApiKeyParam"),
+        secret=True,
     )
     read_cache_control: str = setting(
         env="READ_CACHE_CONTROL",

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -338,3 +339,85 @@ def test_a_malformed_share_image_or_cors_setting_is_named(variable: str, value: 
 def test_any_origin_may_be_allowed_alone() -> None:
     settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "CORS_ALLOWED_ORIGINS": " * "})
     assert settings.cors_allowed_origins == ("*",)
+
+
+EMBEDDING_KEY = "sk-embedding-key-0123456789abcdef"
+
+
+def test_semantic_search_is_off_unless_a_provider_is_named() -> None:
+    settings = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s"})
+    assert (settings.embedding_provider, settings.embedding_url, settings.embedding_api_key) == (
+        None,
+        None,
+        None,
+    )
+
+
+def test_the_embedding_settings_are_read_and_the_key_kept_secret() -> None:
+    settings = Settings.from_env(
+        {
+            "GITHUB_WEBHOOK_SECRET": "s",
+            "EMBEDDING_PROVIDER": "OpenAI",
+            "EMBEDDING_URL": "https://api.example.com/",
+            "EMBEDDING_MODEL": "text-embedding-3-large",
+            "EMBEDDING_API_KEY": EMBEDDING_KEY,
+        }
+    )
+    assert (settings.embedding_provider, settings.embedding_url, settings.embedding_model) == (
+        "openai",
+        "https://api.example.com",
+        "text-embedding-3-large",
+    )
+    assert EMBEDDING_KEY not in repr(settings)
+    assert EMBEDDING_KEY in settings.secrets()
+
+
+def test_the_embedding_key_may_come_from_its_ssm_name() -> None:
+    env = {
+        "GITHUB_WEBHOOK_SECRET": "s",
+        "EMBEDDING_PROVIDER": "service",
+        "EMBEDDING_URL": "https://embed.example.com",
+        "EMBEDDING_API_KEY_PARAM": "/blog/embedding-key",
+    }
+    settings = Settings.from_env(env, lambda wanted: {"/blog/embedding-key": "from-ssm"})
+    assert settings.embedding_api_key == "from-ssm"
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({"EMBEDDING_PROVIDER": "word2vec"}, "EMBEDDING_PROVIDER must be one of service, bedrock, openai"),
+        ({"EMBEDDING_PROVIDER": "service"}, "EMBEDDING_PROVIDER=service needs EMBEDDING_URL"),
+        ({"EMBEDDING_PROVIDER": "openai"}, "EMBEDDING_PROVIDER=openai needs EMBEDDING_URL"),
+        (
+            {"EMBEDDING_PROVIDER": "service", "EMBEDDING_URL": "embed.example.com"},
+            "EMBEDDING_URL must start with https:// or http://",
+        ),
+        (
+            {
+                "EMBEDDING_PROVIDER": "openai",
+                "EMBEDDING_URL": "http://embed.example.com",
+                "EMBEDDING_API_KEY": EMBEDDING_KEY,
+            },
+            "EMBEDDING_URL must start with https://",
+        ),
+    ],
+    ids=["unknown provider", "service without URL", "openai without URL", "not a URL", "key in clear"],
+)
+def test_an_embedding_setting_that_cannot_work_refuses_the_start(env: dict[str, str], says: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(says)) as refused:
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", **env})
+    assert EMBEDDING_KEY not in str(refused.value)
+
+
+def test_bedrock_needs_no_url_and_a_local_stand_in_may_take_a_key_over_http() -> None:
+    assert (
+        Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", "EMBEDDING_PROVIDER": "bedrock"}).embedding_url
+        is None
+    )
+    local = {
+        "EMBEDDING_PROVIDER": "service",
+        "EMBEDDING_URL": "http://127.0.0.1:8080",
+        "EMBEDDING_API_KEY": "k",
+    }
+    assert Settings.from_env({"GITHUB_WEBHOOK_SECRET": "s", **local}).embedding_url == "http://127.0.0.1:8080"

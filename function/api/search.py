@@ -49,10 +49,7 @@ def search_mode(asked: str | None, semantic: SemanticSearch | None) -> str:
 
 
 def _provider_setting() -> str:
-    try:
-        return variable("embedding_provider")
-    except KeyError:
-        return "EMBEDDING_PROVIDER"
+    return variable("embedding_provider")
 
 
 def run_search(

@@ -11,8 +11,8 @@ from function.errors import BlogApiError
 from function.store.facade import PeeweeStore
 from function.store.records import UserRecord
 
-# One status line per index, for one user. The lexical index's is here; another index (the semantic
-# one's vectors, when it is built) adds its own function to this tuple.
+# One status line per index, for one user: the lexical index's is here; the semantic vectors' needs the
+# settings (``function.embeddings.status.status_part``) and is added when the command runs.
 StatusPart = Callable[[PeeweeStore, UserRecord], str]
 
 
@@ -40,6 +40,9 @@ def search() -> None:
 @pass_context
 def search_status(ctx: Context, user_name: str | None) -> None:
     """Per user, how many live articles each search index holds."""
+    from function.embeddings.status import status_part
+
+    parts = (*STATUS_PARTS, status_part(ctx.services().settings))
     with ctx.store() as store:
         if user_name is not None:
             user = store.users.get_user(user_name)
@@ -50,5 +53,5 @@ def search_status(ctx: Context, user_name: str | None) -> None:
             chosen = store.users.list_users()
         for user in chosen:
             click.echo(user.name)
-            for part in STATUS_PARTS:
+            for part in parts:
                 click.echo(f"  {part(store, user)}")

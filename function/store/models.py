@@ -463,3 +463,45 @@ class SearchTerm(BaseModel):
 
 
 MODELS = (*MODELS, SearchDocument, SearchTerm)
+
+
+# --- Semantic search: each served article's chunks and their vectors (function.embeddings) ------
+
+
+class ArticleEmbedding(BaseModel):
+    """What an article's stored vectors were computed from: the article's ``content_hash`` then, a hash
+    of its text (title, description, body: a change of tags alone embeds nothing again), the chunker's
+    version and the model. The vectors are computed again when the text, the chunking or the model
+    changes; until then the ones stored are searched."""
+
+    article = peewee.ForeignKeyField(Article, on_delete="CASCADE", column_name="article_id", primary_key=True)
+    article_hash = StringField(max_length=64)
+    text_hash = StringField(max_length=64)
+    chunking = StringField(max_length=128)
+    model = StringField(max_length=191)
+    dimensions = peewee.IntegerField()
+    chunk_count = peewee.IntegerField()
+    embedded_at = UtcDateTimeField()
+
+    class Meta:
+        table_name = "article_embeddings"
+
+
+class ArticleChunk(BaseModel):
+    """One chunk of an article and its vector: float32 values packed little-endian (4 bytes a dimension:
+    4 KB for 1,024), read back with ``numpy.frombuffer`` without a copy per value."""
+
+    # No separate index on article_id: the primary key (article_id, position) starts with it.
+    article = peewee.ForeignKeyField(Article, on_delete="CASCADE", column_name="article_id", index=False)
+    position = peewee.IntegerField()
+    heading = Utf8TextField()
+    content = LongTextField()
+    token_count = peewee.IntegerField()
+    vector = peewee.BlobField()
+
+    class Meta:
+        table_name = "article_chunks"
+        primary_key = peewee.CompositeKey("article", "position")
+
+
+MODELS = (*MODELS, ArticleEmbedding, ArticleChunk)

@@ -70,6 +70,16 @@ SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
             "blog-api:ogpDefaultImageUrl": "https://blog.kumo-corp.jp/og.png",
         },
     ),
+    # Semantic search on Bedrock through an endpoint URL, with its model and a key parameter.
+    "dev-bedrock": (
+        "dev",
+        {
+            "blog-api:embeddingProvider": "bedrock",
+            "blog-api:embeddingUrl": "https://bedrock-runtime.vpce.kumo-corp.jp",
+            "blog-api:embeddingModel": "amazon.titan-embed-text-v2:0",
+            "blog-api:embeddingApiKeyParam": "/d-st/blog-api/embedding-api-key",
+        },
+    ),
     # dev on a customer managed key of its own, like prod.
     "dev-kms": ("dev", {"blog-api:ssmKmsKey": "create"}),
     # A review stack: dev's config (as the workflow copies it) on dev's network.

@@ -208,11 +208,20 @@ def test_zip_leaves_development_packages_out(built: Built) -> None:
 
 
 def test_wheels_are_for_lambdas_linux_and_python(built: Built) -> None:
-    extensions = [n for n in built.names if n.endswith(".so")]
+    shared_objects = [n for n in built.names if n.endswith(".so") or ".so." in n]
+    # A wheel's own C libraries (auditwheel puts them in <package>.libs/, e.g. numpy's OpenBLAS) are not
+    # Python extensions: they carry no interpreter tag, so their ELF header says what machine they are for.
+    bundled = [n for n in shared_objects if n.split("/", 1)[0].endswith(".libs")]
+    extensions = [n for n in shared_objects if n not in bundled]
     assert extensions
     for name in extensions:
         assert "darwin" not in name and "win" not in name.rsplit("/", 1)[-1]
         assert "cpython-312-x86_64-linux-gnu" in name or "abi3" in name, name
+    with zipfile.ZipFile(built.first.path) as archive:
+        for name in bundled:
+            header = archive.read(name)[:20]
+            # ELF, 64-bit, little-endian, e_machine 62: x86-64.
+            assert header[:5] == b"\x7fELF\x02" and header[18:20] == (62).to_bytes(2, "little"), name
 
 
 def test_two_builds_give_the_same_bytes(built: Built) -> None:

@@ -54,6 +54,8 @@ class Blog:
     hook_parts: Any = None
     # Where images are stored (function.assets.port.AssetStore); None: the folder ``settings.asset_dir``.
     asset_store: Any = None
+    # The embedding provider (function.embeddings.port.EmbeddingProvider); None: the settings'.
+    embedding_provider: Any = None
     _apps: dict[str, Flask] = field(default_factory=dict)
 
     @property
@@ -67,6 +69,7 @@ class Blog:
                     database=self.db,
                     hook_parts=self.hook_parts,
                     asset_store=self.asset_store,
+                    embedding_provider=self.embedding_provider,
                 )
             )
         return self._apps["inline"]
@@ -87,6 +90,7 @@ class Blog:
                     invoker=self.invoker,
                     hook_parts=self.hook_parts,
                     asset_store=self.asset_store,
+                    embedding_provider=self.embedding_provider,
                 )
             )
         return self._apps["lambda"]

@@ -21,6 +21,8 @@ import peewee
 
 from function.store.migrations.legacy import ArticleBefore7, has_bodies_in_rows
 from function.store.models import (
+    ArticleChunk,
+    ArticleEmbedding,
     ArticleTag,
     Asset,
     AssetReference,
@@ -197,6 +199,13 @@ def search_index(m: Migration) -> None:
     build_search_index(m.db)
 
 
+def article_vectors(m: Migration) -> None:
+    """The semantic search's tables: each served article's chunks and vectors, and what they were
+    computed from. Empty: with an embedding provider configured, the next sync of each blog fills them."""
+    m.create_missing_tables(ArticleEmbedding, ArticleChunk)
+    m.add_missing_indexes(ArticleEmbedding, ArticleChunk)
+
+
 STEPS: tuple[Step, ...] = (
     (1, "baseline: the tables, columns and indexes of earlier versions", baseline),
     (2, "deliveries: the error text's retryable mark into the retryable column", retryable_mark_to_column),
@@ -215,6 +224,7 @@ STEPS: tuple[Step, ...] = (
         last_sync_index_and_tags_per_user,
     ),
     (9, "articles: the lexical search index built from their stored text", search_index),
+    (10, "articles' chunks and vectors for semantic search", article_vectors),
 )
 
 # The schema version this code reads and writes: the last step's number.

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Protocol, Unpack
 
 from function.articles.parsed import ParsedArticle
+from function.aws.deadline import Deadline
 from function.store.book_records import BookWrite, StoredBook
 from function.store.records import (
     ApplyResult,
@@ -112,6 +113,13 @@ class BookStore(Protocol):
     ) -> str | None: ...
 
     def archive_books(self, user_id: int, slugs: Sequence[str], now: datetime) -> list[str]: ...
+
+
+class VectorStep(Protocol):
+    """What runs after a sync when semantic search is on: the user's vectors brought up to date
+    (``function.embeddings.refresh.VectorRefresh``). Never raises for a provider's failure."""
+
+    def run(self, user_id: int, deadline: Deadline) -> object: ...
 
 
 class WorkerStore(Protocol):

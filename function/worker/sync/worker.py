@@ -34,7 +34,7 @@ from function.worker.sync.chunked import ChunkedSync, Progress
 from function.worker.sync.full_scan import FullScan
 from function.worker.sync.opening import PushOpening, Started
 from function.worker.sync.plan import Planner
-from function.worker.sync.ports import WorkerStore
+from function.worker.sync.ports import VectorStep, WorkerStore
 from function.worker.sync.reading import ChunkReader
 from function.worker.sync.records import DeliveryRecorder
 from function.worker.sync.replay import Replays
@@ -84,7 +84,11 @@ class Worker:
         render_version: int = RENDER_VERSION,
         # The safety valve's threshold (MASS_REMOVAL_FRACTION): see ``mass_removal``.
         mass_removal_fraction: float = 0.5,
+        # Semantic search's vectors, brought up to date after each sync (None: no embedding provider).
+        vectors: VectorStep | None = None,
     ) -> None:
+        self._vectors = vectors
+        self._users = store.users
         self._guards = Safeguards(store.users, source, clock, fraction=mass_removal_fraction)
         # What this worker renders with: a file stored with another fingerprint is rendered again.
         fingerprint = render_fingerprint(
@@ -156,14 +160,26 @@ class Worker:
         two deliveries that run at once or finish out of order can never roll content back. A
         delivery already recorded as complete (a success, or partial: only broken files failed) is
         skipped cheaply; a failed one runs again.
+        With an embedding provider, the user's vectors are brought up to date afterwards, after the
+        sync's transactions and its user's lock (no call to the provider holds either); whatever that
+        meets, the answer stays the sync's.
         Raises UnknownInstallation (permanent) or the source's / database's retryable errors.
         """
+        user_id, summary = self._process_push(delivery, push, deadline)
+        if self._vectors is not None:
+            self._vectors.run(user_id, deadline)
+        return summary
+
+    def _process_push(
+        self, delivery: DeliveryInfo, push: PushRef, deadline: Deadline
+    ) -> tuple[int, SyncSummary]:
+        """The push's sync under its user's lock, and the user's id."""
         with self._opening.locked(delivery, push) as locked:
             user = locked.user
             skipped = self._replays.skipped(user, delivery, push, locked.previous, locked.last_sync)
             if skipped is not None:
                 self._guards.done(user, skipped)
-                return skipped
+                return user.id, skipped
             try:
                 self._guards.bind(user, repository=push.repository)
             except SourceMismatch as exc:
@@ -172,7 +188,7 @@ class Worker:
                 self._recorder.finish_failed(delivery, exc.message)
                 raise
             with self._opening.started(user, delivery, push) as started:
-                return self._synced(started, delivery, deadline)
+                return user.id, self._synced(started, delivery, deadline)
 
     def _synced(self, started: Started, delivery: DeliveryInfo, deadline: Deadline) -> SyncSummary:
         """The push's sync once its start is recorded; its end (or its failure) recorded."""
@@ -205,7 +221,7 @@ class Worker:
         be the one they follow (ConfigError if not). ``rebuild``: read and render every article again,
         unchanged files too (an unchanged article keeps its ``updatedAt``). ``confirm_removal``: no
         safety valve (a person confirmed it). Raises SourceMismatch for another source than the user's."""
-        return self._full_scan.run(
+        summary = self._full_scan.run(
             name,
             branch=branch,
             repository=repository,
@@ -214,3 +230,7 @@ class Worker:
             rebuild=rebuild,
             confirm_removal=confirm_removal,
         )
+        user = self._users.get_user(name) if self._vectors is not None else None
+        if self._vectors is not None and user is not None:
+            self._vectors.run(user.id, deadline)
+        return summary
