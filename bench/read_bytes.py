@@ -151,7 +151,8 @@ def _costed(
 
 def _cost(db: peewee.Database, sql: str, sizes: _TableSizes) -> StatementCost:
     """Run ``sql`` under ``ANALYZE FORMAT=JSON`` and charge the rows it read (see the module's notes)."""
-    plan = json.loads(db.execute_sql(f"ANALYZE FORMAT=JSON {sql}").fetchone()[0])
+    # ``sql`` is complete (values already in it); PyMySQL still reads ``%`` as a placeholder.
+    plan = json.loads(db.execute_sql(f"ANALYZE FORMAT=JSON {sql}".replace("%", "%%")).fetchone()[0])
     rows = charged = bodies = 0
     tables = []
     # The plan names a table by its alias (Peewee's ``t1``): the statement says which table it is.
