@@ -18,7 +18,6 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from function.errors import DatabaseUrlError
-from function.store.tls import asks_for_tls
 
 CONNECT_TIMEOUT_S = 5
 READ_TIMEOUT_S = 30
@@ -29,6 +28,8 @@ _MYSQL_BOOL_ARGS = {"ssl_verify_cert", "ssl_verify_identity", "ssl_disabled"}
 _MYSQL_FILE_ARGS = {"ssl_ca", "ssl_cert", "ssl_key"}
 _MYSQL_STR_ARGS = _MYSQL_FILE_ARGS | {"ssl_key_password", "charset", "init_command"}
 _MYSQL_INT_ARGS = {"connect_timeout", "read_timeout", "write_timeout"}
+# Any of these asks PyMySQL for TLS; verification then defaults to on (see the module docstring).
+_TLS_ARGS = ("ssl_ca", "ssl_cert", "ssl_key", "ssl_verify_cert", "ssl_verify_identity")
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ class DatabaseTarget:
     @property
     def uses_tls(self) -> bool:
         """True for a MySQL URL whose connections are encrypted (TLS asked for, and not disabled)."""
-        return self.kind == "mysql" and asks_for_tls(self.params)
+        asked = any(self.params.get(key) for key in _TLS_ARGS)
+        return self.kind == "mysql" and asked and not self.params.get("ssl_disabled")
 
     @property
     def is_loopback(self) -> bool:
