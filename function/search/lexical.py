@@ -3,10 +3,11 @@
 The four fields are folded into one weighted document (the simple form of BM25F): a term's frequency
 is the sum over the fields of its count times the field's weight, and the document's length the sum
 of the fields' term counts times the same weights. A term in the title or a tag therefore counts
-three times a term of the body, and one in the description twice. The database stores, per article,
-each term's weighted frequency and the weighted length (``function.store.search_index``) and sums
-the score of a query over those rows (``function.store.search_reads``); this module holds the
-numbers both sides agree on.
+three times a term of the body, and one in the description twice. The database stores, per term and
+block of articles, each article's weighted frequency and weighted length, packed
+(``function.search.postings``, written by ``function.store.search_index``), and a query's score is
+summed over the decoded entries (``function.store.search_reads``); this module holds the numbers
+both sides agree on.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ MAX_QUERY_TERMS = 100
 
 # What the terms were made with: stored beside each indexed article, so a change of the tokeniser or
 # of the weights is visible (``blog-api search status``) and ``sync --rebuild`` makes it current.
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,15 @@ class LongTextField(_Utf8Mixin, peewee.TextField):
     field_type = "LONGTEXT"
 
 
+class LongBlobField(peewee.BlobField):
+    """LONGBLOB on MySQL (BLOB stops at 64 KB, on TiDB too); BLOB on SQLite."""
+
+    def ddl_datatype(self, ctx: Any) -> Any:
+        if _is_mysql_ddl(ctx):
+            return peewee.SQL("LONGBLOB")
+        return super().ddl_datatype(ctx)
+
+
 class Utf8TextField(_Utf8Mixin, peewee.TextField):
     """TEXT in utf8mb4."""
 

@@ -19,6 +19,7 @@ import peewee
 # another module too; re-exported here, where the rest of the store has always found them.
 from function.store.columns import BaseModel as BaseModel
 from function.store.columns import LongTextField as LongTextField
+from function.store.columns import LongBlobField as LongBlobField
 from function.store.columns import StringField as StringField
 from function.store.columns import TextKeyField as TextKeyField
 from function.store.columns import TextKeyReference as TextKeyReference
@@ -428,41 +429,43 @@ MODELS = (*MODELS, Book, BookChapter, FailedBook)
 
 
 class SearchDocument(BaseModel):
-    """One indexed article: its weighted length (``function.search.lexical``) and what it was indexed
-    from. Keyed like the article, by (user, slug): the sync writes it in the same statements as a new
+    """One indexed article: its number in the user's index (``doc``, kept while this row exists), its
+    weighted length (``function.search.lexical``), its distinct terms (zlib-compressed, one a line: the
+    postings an edit or a removal must rewrite, found without scanning) and what it was indexed from.
+    Keyed like the article, by (user, slug): the sync writes it in the same statements as a new
     article, before the article's id is known."""
 
     user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
     slug = TextKeyField(max_length=255)
+    doc = peewee.IntegerField()
     length = peewee.IntegerField()
+    terms = LongBlobField()
     content_hash = StringField(max_length=64)  # the article's, when it was indexed
     version = peewee.IntegerField()  # function.search.lexical.INDEX_VERSION it was indexed with
 
     class Meta:
         table_name = "search_documents"
         primary_key = peewee.CompositeKey("user", "slug")
+        indexes = ((("user", "doc"), True),)
 
 
-class SearchTerm(BaseModel):
-    """One term of one indexed article: its weighted frequency, and the article's weighted length
-    beside it, so a query's score is summed from these rows alone."""
+class SearchPosting(BaseModel):
+    """One term's entries for one block of document numbers (``function.search.postings``): packed
+    records (doc, weighted frequency, weighted length) of the block's articles holding the term."""
 
     user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
-    slug = TextKeyField(max_length=255)
     term = TextKeyField(max_length=64)
-    frequency = peewee.IntegerField()
-    length = peewee.IntegerField()
+    block = peewee.IntegerField()
+    postings = peewee.BlobField()  # at most BLOCK_DOCS records of 10 bytes
 
     class Meta:
-        table_name = "search_terms"
-        # Term first: a query reads each of its terms' rows as one range (an inverted list), in the
+        table_name = "search_postings"
+        # Term first: a query reads each of its terms' rows as one range of the primary key, in the
         # table's own order where the primary key is the clustered index (InnoDB, TiDB).
-        primary_key = peewee.CompositeKey("user", "term", "slug")
-        # The sync's replacement of one article's rows.
-        indexes = ((("slug", "user"), False),)
+        primary_key = peewee.CompositeKey("user", "term", "block")
 
 
-MODELS = (*MODELS, SearchDocument, SearchTerm)
+MODELS = (*MODELS, SearchDocument, SearchPosting)
 
 
 # --- Semantic search: each served article's chunks and their vectors (function.embeddings) ------

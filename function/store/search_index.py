@@ -1,34 +1,51 @@
 """Writing the lexical search index: the terms of the articles a sync writes, in its transaction.
 
-Only the articles a write touches touch the index: each article given to ``apply`` (new, changed, or
-read again by ``sync --rebuild``) has its rows replaced, each archived one has them removed, and a push
-that changes nothing writes nothing here. The rows are made from the article as the sync parsed it
-(its Markdown body, never its HTML), so the index never reads the articles back.
+The index is two tables (``function.store.models``): ``search_documents``, a row per indexed article
+with its number in the user's index (``doc``) and its distinct terms, and ``search_postings``, a row
+per (term, block of ``BLOCK_DOCS`` numbers) whose value packs the entries of that block's articles
+holding the term (``function.search.postings``).
 
-The INSERT statements are written here rather than by Peewee: an article has hundreds to thousands of
-terms, and Peewee renders each value of a multi-row INSERT in Python (microseconds each), which would
-make the index the slowest part of a first sync.
+Only the articles a write touches touch the index: each article given to ``apply`` (new, changed, or
+read again by ``sync --rebuild``) has its entries replaced, each archived one has them removed, and a
+push that changes nothing writes nothing here. The rows are made from the article as the sync parsed
+it (its Markdown body, never its HTML), so the index never reads the articles back.
+
+One write reads, inside the transaction: the documents rows of its slugs (their numbers and old terms)
+with the user's highest number, then the postings rows of the (term, block) pairs whose entries change
+(the old and new terms of each article, in its block); it rewrites those rows (DELETE, then INSERT of
+the merged values) and the documents rows. So its work is bounded by the changed articles' terms times
+``BLOCK_DOCS``, never by the blog's size, in a fixed number of statements per as many keys and bytes
+as a statement may carry.
 """
 
 from __future__ import annotations
 
+import zlib
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import reduce
+from operator import or_
 from typing import Any
 
 import peewee
 
 from function.articles.parsed import ParsedArticle
 from function.search.lexical import INDEX_VERSION, IndexedDocument, indexed_document
+from function.search.postings import block_of, merged
 from function.store.batching import KEY_CHUNK_SIZE, StatementQueue
-from function.store.bounds import STATEMENT_MAX_BYTES, groups, limits_of
-from function.store.models import SearchDocument, SearchTerm
+from function.store.bounds import STATEMENT_MAX_BYTES, groups, limits_of, row_bytes
+from function.store.models import SearchDocument, SearchPosting
 
-# Bytes of values per INSERT of terms: a few hundred KB, like the other small-row INSERTs.
-_TERM_INSERT_BYTES = min(STATEMENT_MAX_BYTES, 512 * 1024)
+# Bytes of values per INSERT of postings: a few hundred KB, like the other small-row INSERTs.
+_POSTING_INSERT_BYTES = min(STATEMENT_MAX_BYTES, 512 * 1024)
+# Blocks per statement that reads or deletes postings by (term, block): an OR of one condition per
+# block, kept shallow (SQLite's expression depth is 1,000).
+_BLOCKS_PER_STATEMENT = 100
 
-_TermRow = tuple[int, str, str, int, int]  # user id, slug, term, frequency, length
-_TERM_COLUMNS = (SearchTerm.user, SearchTerm.slug, SearchTerm.term, SearchTerm.frequency, SearchTerm.length)
+_Pair = tuple[str, int]  # term, block
+_PostingRow = tuple[int, str, int, bytes]  # user id, term, block, packed entries
+_POSTING_COLUMNS = (SearchPosting.user, SearchPosting.term, SearchPosting.block, SearchPosting.postings)
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,25 @@ def indexed_article(article: ParsedArticle) -> IndexedArticle:
     return IndexedArticle(article.slug, article.content_hash, document)
 
 
+def packed_terms(terms: Sequence[str]) -> bytes:
+    """An article's distinct terms as its documents row keeps them: sorted, one a line, zlib."""
+    return zlib.compress("\n".join(sorted(terms)).encode(), 6)
+
+
+def unpacked_terms(value: bytes | memoryview | None) -> list[str]:
+    """``packed_terms``'s terms again."""
+    if not value:
+        return []
+    text = zlib.decompress(bytes(value)).decode()
+    return text.split("\n") if text else []
+
+
+@dataclass(frozen=True)
+class _Stored:
+    doc: int
+    terms: list[str]
+
+
 def queue_index_writes(
     db: peewee.Database,
     tx: StatementQueue,
@@ -58,64 +94,165 @@ def queue_index_writes(
     slugs = sorted({a.slug for a in written} | set(removed_slugs))
     if not slugs:
         return
+    stored, highest = _stored_documents(db, tx, user_id, slugs)
+    # Entries to drop (the stored articles', all their old terms) and to add, by (term, block).
+    drop: dict[_Pair, set[int]] = defaultdict(set)
+    add: dict[_Pair, dict[int, tuple[int, int]]] = defaultdict(dict)
+    for old in stored.values():
+        block = block_of(old.doc)
+        for term in old.terms:
+            drop[(term, block)].add(old.doc)
+    documents: list[dict[str, Any]] = []
+    next_doc = highest + 1
+    for article in written:
+        if article.slug in stored:
+            doc = stored[article.slug].doc
+        else:
+            doc, next_doc = next_doc, next_doc + 1
+        block = block_of(doc)
+        length = article.document.length
+        for term, frequency in article.document.frequencies.items():
+            add[(term, block)][doc] = (frequency, length)
+        documents.append(
+            {
+                "user": user_id,
+                "slug": article.slug,
+                "doc": doc,
+                "length": length,
+                "terms": packed_terms(list(article.document.frequencies)),
+                "content_hash": article.content_hash,
+                "version": INDEX_VERSION,
+            }
+        )
+    pairs = sorted(set(drop) | set(add))
+    # Only blocks that held a number before this write can have rows.
+    existing = _postings(db, tx, user_id, [p for p in pairs if highest >= 0 and p[1] <= block_of(highest)])
+    rows: list[_PostingRow] = []
+    for pair in pairs:
+        value = merged(existing.get(pair), drop.get(pair, ()), add.get(pair, {}))
+        if value:
+            rows.append((user_id, pair[0], pair[1], value))
+    for condition in _pair_conditions(db, user_id, sorted(existing)):
+        tx.add(SearchPosting.delete().where(condition).bind(db), "removing search postings")
     keys = min(limits_of(db).keys(reserved=1), KEY_CHUNK_SIZE)
     for chunk in groups(slugs, max_items=keys):
-        for model in (SearchTerm, SearchDocument):
-            tx.add(
-                model.delete().where(model.user == user_id, model.slug.in_(chunk)).bind(db),
-                "removing search terms",
-            )
-    if not written:
-        return
-    documents = [
-        {
-            "user": user_id,
-            "slug": a.slug,
-            "length": a.document.length,
-            "content_hash": a.content_hash,
-            "version": INDEX_VERSION,
-        }
-        for a in written
+        tx.add(
+            SearchDocument.delete()
+            .where(SearchDocument.user == user_id, SearchDocument.slug.in_(chunk))
+            .bind(db),
+            "removing search documents",
+        )
+    limits = limits_of(db)
+    for chunk_rows in groups(
+        documents,
+        max_items=min(limits.rows(7), KEY_CHUNK_SIZE),
+        weights=[(row_bytes, limits.statement_bytes)],
+    ):
+        tx.add(SearchDocument.insert_many(chunk_rows).bind(db), "writing search documents")
+    for statement in posting_inserts(db, rows):
+        tx.add(statement, "writing search postings")
+
+
+def _stored_documents(
+    db: peewee.Database, tx: StatementQueue, user_id: int, slugs: Sequence[str]
+) -> tuple[dict[str, _Stored], int]:
+    """The documents rows of ``slugs`` (number and terms), and the user's highest number (-1: none),
+    read in one statement per as many slugs as a statement may hold."""
+    stored: dict[str, _Stored] = {}
+    highest = -1
+    keys = min(limits_of(db).keys(reserved=2), KEY_CHUNK_SIZE)
+    for i, chunk in enumerate(groups(slugs, max_items=keys)):
+        query: Any = SearchDocument.select(SearchDocument.slug, SearchDocument.doc, SearchDocument.terms).where(
+            SearchDocument.user == user_id, SearchDocument.slug.in_(chunk)
+        )
+        if i == 0:
+            top = SearchDocument.select(
+                peewee.Value(None), peewee.fn.MAX(SearchDocument.doc), peewee.Value(None)
+            ).where(SearchDocument.user == user_id)
+            query = query.union_all(top)
+        for slug, doc, terms in tx.read(query.bind(db), "reading search documents"):
+            if slug is None:
+                highest = int(doc) if doc is not None else -1
+            else:
+                stored[_text(slug)] = _Stored(int(doc), unpacked_terms(terms))
+    return stored, highest
+
+
+def _postings(db: peewee.Database, tx: StatementQueue, user_id: int, pairs: Sequence[_Pair]) -> dict[_Pair, bytes]:
+    """The packed entries stored for each of ``pairs`` that has a row."""
+    found: dict[_Pair, bytes] = {}
+    for condition in _pair_conditions(db, user_id, pairs):
+        query = SearchPosting.select(SearchPosting.term, SearchPosting.block, SearchPosting.postings).where(
+            condition
+        )
+        for term, block, value in tx.read(query.bind(db), "reading search postings"):
+            found[(_text(term), int(block))] = bytes(value)
+    return found
+
+
+def _pair_conditions(db: peewee.Database, user_id: int, pairs: Sequence[_Pair]) -> Iterator[Any]:
+    """WHERE conditions selecting the rows of ``pairs`` (sorted by term, any order of blocks), each
+    within a statement's keys and ``_BLOCKS_PER_STATEMENT`` blocks: ``user = ? AND (block = ? AND term
+    IN (...) OR ...)``."""
+    keys = min(limits_of(db).keys(reserved=2 * _BLOCKS_PER_STATEMENT + 1), KEY_CHUNK_SIZE)
+    by_block: dict[int, list[str]] = defaultdict(list)
+    for term, block in pairs:
+        by_block[block].append(term)
+    pieces = [
+        (block, chunk)
+        for block in sorted(by_block)
+        for chunk in groups(by_block[block], max_items=keys)
     ]
-    for rows in groups(documents, max_items=min(limits_of(db).rows(5), KEY_CHUNK_SIZE)):
-        tx.add(SearchDocument.insert_many(rows).bind(db), "writing search terms")
-    for statement in term_inserts(db, _term_rows(user_id, written)):
-        tx.add(statement, "writing search terms")
+    statement: list[tuple[int, list[str]]] = []
+    count = 0
+    for block, chunk in pieces:
+        if statement and (count + len(chunk) > keys or len(statement) >= _BLOCKS_PER_STATEMENT):
+            yield _condition(user_id, statement)
+            statement, count = [], 0
+        statement.append((block, chunk))
+        count += len(chunk)
+    if statement:
+        yield _condition(user_id, statement)
 
 
-def _term_rows(user_id: int, written: Sequence[IndexedArticle]) -> list[_TermRow]:
-    return [
-        (user_id, a.slug, term, frequency, a.document.length)
-        for a in written
-        for term, frequency in a.document.frequencies.items()
-    ]
+def _condition(user_id: int, pieces: Sequence[tuple[int, list[str]]]) -> Any:
+    either = reduce(
+        or_, [(SearchPosting.block == block) & SearchPosting.term.in_(terms) for block, terms in pieces]
+    )
+    return (SearchPosting.user == user_id) & either
 
 
-def _row_bytes(row: _TermRow) -> int:
-    return len(row[1]) + len(row[2].encode()) + 40
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes | bytearray) else str(value)
 
 
-def term_inserts(db: peewee.Database, rows: Sequence[_TermRow]) -> Iterator[TermInsert]:
+def _posting_bytes(row: _PostingRow) -> int:
+    return len(row[1].encode()) + 2 * len(row[3]) + 40
+
+
+def posting_inserts(db: peewee.Database, rows: Sequence[_PostingRow]) -> Iterator[PostingInsert]:
     """Multi-row INSERTs of ``rows``, each within the database's parameter and byte limits."""
-    per_statement = min(limits_of(db).rows(5), 20_000)
-    for chunk in groups(rows, max_items=per_statement, weights=[(_row_bytes, _TERM_INSERT_BYTES)]):
-        yield TermInsert(db, chunk)
+    per_statement = min(limits_of(db).rows(4), 20_000)
+    for chunk in groups(rows, max_items=per_statement, weights=[(_posting_bytes, _POSTING_INSERT_BYTES)]):
+        yield PostingInsert(db, chunk)
 
 
-class TermInsert:
-    """``INSERT INTO search_terms (...) VALUES (?, ?, ?, ?, ?), ...``: only the model's own table and
-    column names and placeholders are in the text; every value is a bound parameter."""
+class PostingInsert:
+    """``INSERT INTO search_postings (...) VALUES (?, ?, ?, ?), ...``: only the model's own table and
+    column names and placeholders are in the text; every value is a bound parameter. Written here
+    rather than by Peewee, which renders each value of a multi-row INSERT in Python (microseconds each):
+    a first sync writes tens of thousands of these rows."""
 
-    def __init__(self, db: peewee.Database, rows: Sequence[_TermRow]) -> None:
+    def __init__(self, db: peewee.Database, rows: Sequence[_PostingRow]) -> None:
         self._db = db
         self._rows = rows
 
     def sql(self) -> tuple[str, list[Any]]:
         q = self._quoted
         p = self._db.param
-        columns = ", ".join(q(c.column_name) for c in _TERM_COLUMNS)
-        head = f"INSERT INTO {q(SearchTerm._meta.table_name)} ({columns}) VALUES "  # noqa: S608
-        one = f"({p}, {p}, {p}, {p}, {p})"
+        columns = ", ".join(q(c.column_name) for c in _POSTING_COLUMNS)
+        head = f"INSERT INTO {q(SearchPosting._meta.table_name)} ({columns}) VALUES "  # noqa: S608
+        one = f"({p}, {p}, {p}, {p})"
         params: list[Any] = [value for row in self._rows for value in row]
         return head + ", ".join([one] * len(self._rows)), params
 

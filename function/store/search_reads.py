@@ -1,11 +1,11 @@
 """Reading the lexical search index: the published articles that match a query, best first.
 
-Two statements whatever the blog's size (``lexical_page``): the query's statistics (how many of the
-articles the filters keep hold each term, how many are indexed and their total length, how many match,
-and whether the user exists), then the page itself, its BM25 scores summed by the database over the
-query terms' rows, with each article's summary columns and tags. The score of each row uses the first
-statement's figures as bound numbers (``function.search.lexical`` has the formula), so no logarithm
-has to run in SQL (SQLite may be built without one).
+Two statements whatever the blog's size (``lexical_page``). The first is one UNION of rows: the query
+terms' packed postings (every block, ``function.search.postings``), the index's article count and
+total length, the numbers of the articles the filters keep, and the user's row. The BM25 scores are
+computed in the process over the decoded postings (numpy), with ``function.search.lexical``'s formula;
+the second statement reads the summaries and tags of the page's articles, and of the articles tied
+with its first or last score, so that the order (score, then newest first, then slug) is exact.
 """
 
 from __future__ import annotations
@@ -15,12 +15,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import peewee
 
-from function.search.lexical import INDEX_VERSION, K1, B, idf
+from function.search.lexical import INDEX_VERSION
+from function.search.postings import bm25
 from function.store.backends import is_mysql
 from function.store.base import translated as _translated
-from function.store.models import Article, ArticleTag, SearchDocument, SearchTerm, Tag, User, utc_now
+from function.store.bounds import groups, limits_of
+from function.store.models import Article, ArticleTag, SearchDocument, SearchPosting, Tag, User, utc_now
 from function.store.reads import _SUMMARY_COLUMNS, ReadQueries, _text, _view
 from function.store.records import ArticleView
 from function.store.tag_filter import TagFilter
@@ -70,11 +73,15 @@ class IndexStatus:
 
 
 @dataclass(frozen=True)
-class _Statistics:
-    documents: int
-    average_length: float
-    containing: dict[str, int]
-    matching: int
+class _Matches:
+    """What the first statement tells: the kept articles holding any term, by score."""
+
+    scores: dict[int, float]  # article id → BM25 score
+
+
+# The summary row's published_at and slug (``_SUMMARY_COLUMNS``), for the order of tied scores.
+_PUBLISHED = 8
+_SLUG = 1
 
 
 class SearchReads(ReadQueries):
@@ -93,13 +100,14 @@ class SearchReads(ReadQueries):
         newest first), ``limit`` of them from ``offset``, with how many match; None for no such
         user. Two statements (see the module's docstring)."""
         now = now or utc_now()
-        stats = self._statistics(user_name, terms, filters, now)
-        if stats is None:
+        matches = self._matches(user_name, terms, filters, now)
+        if matches is None:
             return None
-        if not stats.matching or offset >= stats.matching:
-            return ScoredPage([], stats.matching)
-        hits = self._scored(user_name, terms, stats, filters, now, limit=limit, offset=offset)
-        return ScoredPage(hits, stats.matching)
+        total = len(matches.scores)
+        if offset >= total:
+            return ScoredPage([], total)
+        hits = self._page(user_name, matches, filters, now, limit=limit, offset=offset)
+        return ScoredPage(hits, total)
 
     @_translated
     def lexical_ranking(
@@ -166,112 +174,101 @@ class SearchReads(ReadQueries):
         articles, indexed, fresh = row if row is not None else (0, 0, 0)
         return IndexStatus(int(articles or 0), int(indexed or 0), int(fresh or 0))
 
-    def _statistics(
-        self, user_name: str, terms: Sequence[str], filters: Filters, now: datetime
-    ) -> _Statistics | None:
-        """The first statement: one UNION of small rows, in a SELECT (as ``tag_facets`` does). The
-        BM25 figures (document frequencies, count and average length) are the blog's whole index's,
-        read as ranges of the terms' primary key; only the number of matches applies the filters."""
-        kept: dict[str, Any] = {"type": filters.type, "tag": filters.tag, "tags": filters.tags, "now": now}
-        per_term = (
-            SearchTerm.select(
-                peewee.Value("df"), SearchTerm.term, peewee.fn.COUNT(peewee.SQL("*")), peewee.Value(None)
+    def _matches(self, user_name: str, terms: Sequence[str], filters: Filters, now: datetime) -> _Matches | None:
+        """The first statement: one UNION of rows, in a SELECT (as ``tag_facets`` does), then the BM25
+        scores in the process. The BM25 figures (entries per term, count and average length) are the
+        blog's whole index's; only which articles are kept applies the filters. None: no such user."""
+        kept_filters: dict[str, Any] = {"type": filters.type, "tag": filters.tag, "tags": filters.tags, "now": now}
+        none = peewee.Value(None)
+        postings = (
+            # Named here: the derived table's columns take the first SELECT's names, which must differ.
+            SearchPosting.select(
+                peewee.Value("postings").alias("kind"),
+                SearchPosting.term.alias("term"),
+                SearchPosting.block.alias("first"),
+                peewee.Value(None).alias("second"),
+                SearchPosting.postings.alias("packed"),
             )
-            .join(User, on=(SearchTerm.user == User.id))
-            .where(User.name == user_name, SearchTerm.term.in_(list(terms)))
-            .group_by(SearchTerm.term)
+            .join(User, on=(SearchPosting.user == User.id))
+            .where(User.name == user_name, SearchPosting.term.in_(list(terms)))
         )
         documents = (
             SearchDocument.select(
                 peewee.Value("docs"),
-                peewee.Value(None),
+                none,
                 peewee.fn.COUNT(SearchDocument.slug),
                 peewee.fn.SUM(SearchDocument.length),
+                none,
             )
             .join(User, on=(SearchDocument.user == User.id))
             .where(User.name == user_name)
         )
-        holding = (
-            SearchTerm.select(SearchTerm.slug)
-            .join(User, on=(SearchTerm.user == User.id))
-            .where(User.name == user_name, SearchTerm.term.in_(list(terms)))
+        kept = self._filtered(
+            user_name, (peewee.Value("kept"), none, SearchDocument.doc, Article.id, none), **kept_filters
+        ).join(
+            SearchDocument,
+            on=(SearchDocument.user == Article.user) & (SearchDocument.slug == Article.slug),
         )
-        matching = self._filtered(
-            user_name,
-            (peewee.Value("hits"), peewee.Value(None), peewee.fn.COUNT(Article.id), peewee.Value(None)),
-            **kept,
-        ).where(Article.slug.in_(holding))
-        user = User.select(peewee.Value("user"), peewee.Value(None), User.id, peewee.Value(None)).where(
-            User.name == user_name
-        )
-        union = per_term.union_all(documents).union_all(matching).union_all(user)
-        query = peewee.Select(from_list=[union.alias("search_stats")], columns=[peewee.SQL("*")])
+        user = User.select(peewee.Value("user"), none, User.id, none, none).where(User.name == user_name)
+        union = postings.union_all(documents).union_all(kept).union_all(user)
+        query = peewee.Select(from_list=[union.alias("search_rows")], columns=[peewee.SQL("*")])
         rows = self._db.execute(query).fetchall()
-        kinds = {_text(kind) for kind, *_ in rows}
-        if "user" not in kinds:
+        if not any(_text(row[0]) == "user" for row in rows):
             return None
-        containing: dict[str, int] = {}
-        documents_count, total_length, hits = 0, 0.0, 0
-        for kind, term, count, length in rows:
+        by_term: dict[str, list[bytes]] = {}
+        articles: dict[int, int] = {}  # doc → article id
+        documents_count, total_length = 0, 0.0
+        for kind, term, first, second, value in rows:
             name = _text(kind)
-            if name == "df":
-                containing[_text(term)] = int(count)
+            if name == "postings":
+                by_term.setdefault(_text(term), []).append(bytes(value))
             elif name == "docs":
-                documents_count, total_length = int(count or 0), float(length or 0)
-            elif name == "hits":
-                hits = int(count or 0)
+                documents_count, total_length = int(first or 0), float(second or 0)
+            elif name == "kept":
+                articles[int(first)] = int(second)
         average = total_length / documents_count if documents_count else 1.0
-        return _Statistics(documents_count, max(average, 1.0), containing, hits)
+        scored = bm25(by_term, documents_count, average)
+        keep = np.isin(scored.docs, np.fromiter(articles, dtype=np.int64, count=len(articles)))
+        docs, scores = scored.docs[keep], scored.scores[keep]
+        return _Matches({articles[int(d)]: float(v) for d, v in zip(docs, scores, strict=True)})
 
-    def _scored(
+    def _page(
         self,
         user_name: str,
-        terms: Sequence[str],
-        stats: _Statistics,
+        matches: _Matches,
         filters: Filters,
         now: datetime,
         *,
         limit: int,
         offset: int,
     ) -> list[tuple[ArticleView, float]]:
-        """The second statement: the page, scored, with each article's tags."""
-        weights = [(t, idf(stats.documents, n)) for t, n in stats.containing.items()]
-        frequency = SearchTerm.frequency * 1.0  # a float on every backend: SQLite divides integers whole
-        saturation = (
-            frequency
-            * (K1 + 1.0)
-            / (frequency + SearchTerm.length * (K1 * B / stats.average_length) + K1 * (1.0 - B))
-        )
-        score = peewee.fn.SUM(peewee.Case(SearchTerm.term, weights, 0.0) * saturation)
-        # Joined to the user by name (not compared with a subquery), so that the planner reads each
-        # term's rows as a range of the terms' primary key (user, term, slug).
-        scores = (
-            SearchTerm.select(SearchTerm.slug, score.alias("score"))
-            .join(User, on=(SearchTerm.user == User.id))
-            .where(User.name == user_name, SearchTerm.term.in_([t for t, _ in weights]))
-            .group_by(SearchTerm.slug)
-            .alias("scores")
-        )
+        """The second statement: the summaries and tags of the page's articles and of those tied with
+        its first or last score, ordered by score, then newest first, then slug (both descending)."""
+        ranked = sorted(matches.scores.values(), reverse=True)
+        highest, lowest = ranked[offset], ranked[min(offset + limit, len(ranked)) - 1]
+        before = sum(1 for score in ranked if score > highest)  # articles ahead of the page's scores
+        ids = [i for i, score in matches.scores.items() if lowest <= score <= highest]
         tag_paths = (
             ArticleTag.select(self._concat(Tag.path))
             .join(Tag, on=(ArticleTag.tag == Tag.id))
             .where(ArticleTag.article == Article.id)
         )
-        query = (
-            self._filtered(
+        rows: list[tuple[Any, ...]] = []
+        # One statement but for ties past a statement's keys (thousands of articles scoring the same).
+        for chunk in groups(ids, max_items=limits_of(self._db).keys(reserved=8)):
+            query = self._filtered(
                 user_name,
-                (*_SUMMARY_COLUMNS, scores.c.score, tag_paths),
+                (*_SUMMARY_COLUMNS, tag_paths),
                 type=filters.type,
                 tag=filters.tag,
                 tags=filters.tags,
                 now=now,
-            )
-            .join(scores, on=(scores.c.slug == Article.slug))
-            .order_by(scores.c.score.desc(), Article.published_at.desc(), Article.slug.desc())
-            .limit(limit)
-            .offset(offset)
-        )
-        rows = self._rows(query)
+            ).where(Article.id.in_(chunk))
+            rows += self._rows(query)
+        rows.sort(key=lambda row: row[_SLUG], reverse=True)
+        rows.sort(key=lambda row: row[_PUBLISHED], reverse=True)
+        rows.sort(key=lambda row: matches.scores[row[0]], reverse=True)
+        rows = rows[offset - before : offset - before + limit]
         cut = [
             row[0]
             for row in rows
@@ -282,7 +279,7 @@ class SearchReads(ReadQueries):
         for row in rows:
             paths = _text(row[-1]).split(_TAG_SEPARATOR) if row[-1] is not None else []
             tags = reread.get(row[0], tuple(sorted(paths)))
-            hits.append((_view(row[:-2], tags), float(row[-2])))
+            hits.append((_view(row[:-1], tags), matches.scores[row[0]]))
         return hits
 
     def _concat(self, column: Any) -> Any:

@@ -8,7 +8,8 @@ import pytest
 from function.search.lexical import MAX_QUERY_TERMS
 from function.search.tokens import query_terms
 from function.store.facade import PeeweeStore
-from function.store.models import SearchDocument, SearchTerm
+from function.search.postings import BLOCK_DOCS, decode
+from function.store.models import SearchDocument, SearchPosting
 from function.store.records import UserRecord
 from function.store.search_reads import NO_FILTERS, Filters, ScoredPage
 from function.store.tag_filter import TagFilter
@@ -182,9 +183,24 @@ def indexed_slugs(store: PeeweeStore, user_id: int) -> list[str]:
     return sorted(row.slug for row in rows)
 
 
+def docs_of(store: PeeweeStore, user_id: int) -> dict[int, str]:
+    rows = SearchDocument.select(SearchDocument.doc, SearchDocument.slug).where(SearchDocument.user == user_id)
+    return {row.doc: row.slug for row in rows.bind(store.db)}
+
+
+def entries(store: PeeweeStore, user_id: int) -> list[tuple[str, str, int, int]]:
+    """Every entry of the index as (slug, term, weighted frequency, weighted length), decoded."""
+    slugs = docs_of(store, user_id)
+    found = []
+    for row in SearchPosting.select().where(SearchPosting.user == user_id).bind(store.db):
+        for record in decode(bytes(row.postings)):
+            assert int(record["doc"]) // BLOCK_DOCS == row.block  # each entry in its own block's row
+            found.append((slugs[int(record["doc"])], row.term, int(record["frequency"]), int(record["length"])))
+    return sorted(found)
+
+
 def term_slugs(store: PeeweeStore, user_id: int, term: str) -> list[str]:
-    rows = SearchTerm.select(SearchTerm.slug).where(SearchTerm.user == user_id, SearchTerm.term == term)
-    return sorted(row.slug for row in rows.bind(store.db))
+    return sorted(slug for slug, t, _, _ in entries(store, user_id) if t == term)
 
 
 def test_an_edit_replaces_the_articles_terms(blog: PeeweeStore, user: UserRecord) -> None:
@@ -194,6 +210,9 @@ def test_an_edit_replaces_the_articles_terms(blog: PeeweeStore, user: UserRecord
     apply_as_worker(blog, user.id, [edited], [], at(60))
     assert found(search(blog, "fillfactor")) == ["postgres-vacuum"]
     assert found(search(blog, "autovacuum")) == []
+    # The terms the edit dropped have no entry of it left; its new ones have.
+    assert term_slugs(blog, user.id, "autovacuum") == []
+    assert term_slugs(blog, user.id, "fillfactor") == ["postgres-vacuum"]
 
 
 def test_a_rename_moves_the_terms_to_the_new_slug(blog: PeeweeStore, user: UserRecord) -> None:
@@ -219,8 +238,7 @@ def test_writing_the_same_articles_again_rebuilds_the_same_index(blog: PeeweeSto
 
 
 def _all_rows(store: PeeweeStore, user_id: int) -> list[tuple[object, ...]]:
-    rows = SearchTerm.select().where(SearchTerm.user == user_id).bind(store.db)
-    return sorted((row.slug, row.term, row.frequency, row.length) for row in rows)
+    return list(entries(store, user_id))
 
 
 def test_an_unchanged_push_writes_nothing(blog: PeeweeStore, user: UserRecord) -> None:

@@ -1,6 +1,9 @@
 """Tables as the migration steps before a change knew them: the steps that shipped keep reading and
 writing the columns they were written for, whatever the models say today.
 
+``SearchDocumentBefore11`` and ``SearchTermBefore11``: the lexical index as step 9 made it, before
+step 11 packed its postings; step 9 creates them (empty) and step 11 replaces them.
+
 ``ArticleBefore7``: ``articles`` up to step 7, which moved the Markdown, the HTML and the table of
 contents into ``article_bodies`` (``function.store.models.ArticleBody``). Steps 1 to 6 create, alter
 and rewrite that shape; step 7 copies its body columns out and drops them.
@@ -62,3 +65,34 @@ class ArticleBefore7(BaseModel):
             (("user", "slug"), True),
             (("user", "publish", "archived", "published_at"), False),
         )
+
+
+class SearchDocumentBefore11(BaseModel):
+    """``search_documents`` as step 9 made it: one row per indexed article, before step 11 numbered
+    the articles and kept their terms beside them."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
+    slug = TextKeyField(max_length=255)
+    length = peewee.IntegerField()
+    content_hash = StringField(max_length=64)
+    version = peewee.IntegerField()
+
+    class Meta:
+        table_name = "search_documents"
+        primary_key = peewee.CompositeKey("user", "slug")
+
+
+class SearchTermBefore11(BaseModel):
+    """``search_terms`` as step 9 made it: one row per (article, term), which step 11 replaced with
+    packed postings (``search_postings``)."""
+
+    user = peewee.ForeignKeyField(User, on_delete="CASCADE", column_name="user_id", index=False)
+    slug = TextKeyField(max_length=255)
+    term = TextKeyField(max_length=64)
+    frequency = peewee.IntegerField()
+    length = peewee.IntegerField()
+
+    class Meta:
+        table_name = "search_terms"
+        primary_key = peewee.CompositeKey("user", "term", "slug")
+        indexes = ((("slug", "user"), False),)

@@ -102,6 +102,16 @@ class Migration:
             migrate(self.migrator.drop_index(table, name))
         return names
 
+    def drop_present_tables(self, *models: type[BaseModel]) -> list[str]:
+        """``DROP TABLE`` the table of each of ``models`` that exists (the names of those dropped)."""
+        existing = set(self.db.get_tables())
+        dropped = []
+        for model in models:
+            if model._meta.table_name in existing:
+                peewee.SchemaManager(model, self.db).drop_table(safe=True)
+                dropped.append(model._meta.table_name)
+        return dropped
+
     def commit_round(self) -> None:
         """End a round of a step that copies data in rounds. MySQL/TiDB: commit what it wrote and begin
         again, so no transaction grows past one round (TiDB refuses one over ``txn-total-size-limit``)

@@ -1,29 +1,32 @@
-"""Step 9's work: the lexical search index built for the articles a database already holds.
+"""Step 11's work: the lexical search index built for the articles a database already holds.
 
 The sync keeps the index from what it parsed; an existing database has articles the sync will not
 write again until they change, so this step indexes each user's live (not archived) articles from
-their stored title, tags, description and Markdown, in bounded rounds. It starts by removing every
-indexed row, so running it again leaves what running it once does.
+their stored title, tags, description and Markdown, in bounded rounds (each committed on its own on
+MySQL/TiDB when the step passes ``commit_round``). It starts by removing every indexed row, so running
+it again leaves what running it once does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import peewee
 
 from function.search.lexical import indexed_document
 from function.store.batching import StatementQueue
-from function.store.models import Article, ArticleBody, ArticleTag, SearchDocument, SearchTerm, Tag
+from function.store.models import Article, ArticleBody, ArticleTag, SearchDocument, SearchPosting, Tag
 from function.store.search_index import IndexedArticle, queue_index_writes
 
 # Articles read per round: their Markdown is held in memory meanwhile.
 _ARTICLES_PER_ROUND = 200
 
 
-def build_search_index(db: peewee.Database) -> int:
-    """Index every live article of every user from the table; how many were indexed."""
-    SearchTerm.delete().bind(db).execute()
+def build_search_index(db: peewee.Database, commit_round: Callable[[], None] | None = None) -> int:
+    """Index every live article of every user from the table; how many were indexed. ``commit_round``
+    runs after each round (the migration's, which commits it on MySQL/TiDB)."""
+    SearchPosting.delete().bind(db).execute()
     SearchDocument.delete().bind(db).execute()
     indexed = 0
     last_id = 0
@@ -57,6 +60,8 @@ def build_search_index(db: peewee.Database) -> int:
             queue_index_writes(db, tx, user_id, articles, [])
         tx.flush()
         indexed += len(rows)
+        if commit_round is not None:
+            commit_round()
 
 
 def _tags_of(db: peewee.Database, article_ids: list[int]) -> dict[int, list[str]]:

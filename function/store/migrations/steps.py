@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, cast
 
 import peewee
 
-from function.store.migrations.legacy import ArticleBefore7, has_bodies_in_rows
+from function.store.migrations.legacy import (
+    ArticleBefore7,
+    SearchDocumentBefore11,
+    SearchTermBefore11,
+    has_bodies_in_rows,
+)
 from function.store.models import (
     ArticleChunk,
     ArticleEmbedding,
@@ -35,7 +40,7 @@ from function.store.models import (
     HookEndpoint,
     HookEvent,
     SearchDocument,
-    SearchTerm,
+    SearchPosting,
     ServerKey,
     SweepState,
     Tag,
@@ -191,12 +196,9 @@ def last_sync_index_and_tags_per_user(m: Migration) -> None:
 
 
 def search_index(m: Migration) -> None:
-    """The lexical search index's tables, and every live article indexed from its stored text
-    (``search_index``: it empties the index first, so a second run builds the same one)."""
-    from function.store.migrations.search_index import build_search_index
-
-    m.create_missing_tables(SearchDocument, SearchTerm)
-    build_search_index(m.db)
+    """The lexical search index's tables, as this step first made them (one row per article and term).
+    Empty: step 11 replaces them with packed postings and builds the index from the stored articles."""
+    m.create_missing_tables(SearchDocumentBefore11, SearchTermBefore11)
 
 
 def article_vectors(m: Migration) -> None:
@@ -204,6 +206,21 @@ def article_vectors(m: Migration) -> None:
     computed from. Empty: with an embedding provider configured, the next sync of each blog fills them."""
     m.create_missing_tables(ArticleEmbedding, ArticleChunk)
     m.add_missing_indexes(ArticleEmbedding, ArticleChunk)
+
+
+def packed_search_postings(m: Migration) -> None:
+    """The lexical index in packed postings: ``search_terms`` (a row per article and term) dropped,
+    ``search_documents`` made again with each article's number and terms, ``search_postings`` (a row
+    per term and block of articles) created, and every live article indexed from its stored text
+    (``search_index``: it empties the index first, so a second run builds the same one)."""
+    from function.store.migrations.search_index import build_search_index
+
+    m.drop_present_tables(SearchTermBefore11)
+    if "search_documents" in m.db.get_tables() and "doc" not in m.column_names("search_documents"):
+        m.drop_present_tables(SearchDocumentBefore11)
+    m.create_missing_tables(SearchDocument, SearchPosting)
+    m.add_missing_indexes(SearchDocument)
+    build_search_index(m.db, m.commit_round)
 
 
 STEPS: tuple[Step, ...] = (
@@ -225,6 +242,7 @@ STEPS: tuple[Step, ...] = (
     ),
     (9, "articles: the lexical search index built from their stored text", search_index),
     (10, "articles' chunks and vectors for semantic search", article_vectors),
+    (11, "articles: the lexical search index in packed postings, built again", packed_search_postings),
 )
 
 # The schema version this code reads and writes: the last step's number.
