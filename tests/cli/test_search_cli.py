@@ -14,7 +14,7 @@ from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.migrations.version import SchemaVersion
-from function.store.models import SearchDocument, SearchTerm
+from function.store.models import SearchDocument, SearchPosting
 from tests.kit.cli import run_cli
 
 # Without an embedding provider, each user's semantic line says so.
@@ -93,7 +93,7 @@ def test_rebuild_and_migrate_build_a_lost_index_again(env: dict[str, str | None]
     synced(env)
     db = open_database(str(env["DATABASE_URL"]))
     with connection(db):
-        SearchTerm.delete().bind(db).execute()
+        SearchPosting.delete().bind(db).execute()
         SearchDocument.delete().bind(db).execute()
     assert found(env, "HNSW") == []
     assert "lexical: 0/2 articles indexed (2 missing" in status(env)
@@ -104,11 +104,11 @@ def test_rebuild_and_migrate_build_a_lost_index_again(env: dict[str, str | None]
     assert status(env) == "demo\n  lexical: 2/2 articles indexed\n" + OFF
 
     with connection(db):
-        SearchTerm.delete().bind(db).execute()
-        SchemaVersion.delete().where(SchemaVersion.version >= 9).bind(db).execute()  # 9 and after
+        SearchPosting.delete().bind(db).execute()
+        SchemaVersion.delete().where(SchemaVersion.version >= 11).bind(db).execute()  # 11 and after
     result = run_cli("migrate", env=env)
     assert result.exit_code == 0, result.stdout + result.stderr
-    assert "9. articles: the lexical search index" in result.stdout
+    assert "11. articles: the lexical search index" in result.stdout
     assert found(env, "HNSW") == ["tidb-vectors"]
     assert found(env, "コールドスタート") == ["lambda-cold-start"]
 
