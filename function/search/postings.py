@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from function.search.lexical import B, K1, idf
+from function.search.lexical import K1, B, idf
 
 BLOCK_DOCS = 128
 
@@ -87,7 +87,7 @@ class Scores:
 
 def bm25(postings: Mapping[str, list[bytes]], documents: int, average_length: float) -> Scores:
     """The BM25 score of every document holding any term of ``postings`` (term → its rows' values):
-    the sum over the terms of idf × saturated frequency, idf from the number of entries of the term
+    the sum over the terms of idf times the saturated frequency, idf from the number of entries of the term
     (each document is in one block, so entries are documents)."""
     docs: list[npt.NDArray[np.uint32]] = []
     parts: list[npt.NDArray[np.float64]] = []

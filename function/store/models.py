@@ -18,8 +18,8 @@ import peewee
 # The column types and the base model, in a module of their own so that a table can be declared in
 # another module too; re-exported here, where the rest of the store has always found them.
 from function.store.columns import BaseModel as BaseModel
-from function.store.columns import LongTextField as LongTextField
 from function.store.columns import LongBlobField as LongBlobField
+from function.store.columns import LongTextField as LongTextField
 from function.store.columns import StringField as StringField
 from function.store.columns import TextKeyField as TextKeyField
 from function.store.columns import TextKeyReference as TextKeyReference

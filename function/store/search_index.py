@@ -162,9 +162,9 @@ def _stored_documents(
     highest = -1
     keys = min(limits_of(db).keys(reserved=2), KEY_CHUNK_SIZE)
     for i, chunk in enumerate(groups(slugs, max_items=keys)):
-        query: Any = SearchDocument.select(SearchDocument.slug, SearchDocument.doc, SearchDocument.terms).where(
-            SearchDocument.user == user_id, SearchDocument.slug.in_(chunk)
-        )
+        query: Any = SearchDocument.select(
+            SearchDocument.slug, SearchDocument.doc, SearchDocument.terms
+        ).where(SearchDocument.user == user_id, SearchDocument.slug.in_(chunk))
         if i == 0:
             top = SearchDocument.select(
                 peewee.Value(None), peewee.fn.MAX(SearchDocument.doc), peewee.Value(None)
@@ -178,7 +178,9 @@ def _stored_documents(
     return stored, highest
 
 
-def _postings(db: peewee.Database, tx: StatementQueue, user_id: int, pairs: Sequence[_Pair]) -> dict[_Pair, bytes]:
+def _postings(
+    db: peewee.Database, tx: StatementQueue, user_id: int, pairs: Sequence[_Pair]
+) -> dict[_Pair, bytes]:
     """The packed entries stored for each of ``pairs`` that has a row."""
     found: dict[_Pair, bytes] = {}
     for condition in _pair_conditions(db, user_id, pairs):
@@ -199,9 +201,7 @@ def _pair_conditions(db: peewee.Database, user_id: int, pairs: Sequence[_Pair]) 
     for term, block in pairs:
         by_block[block].append(term)
     pieces = [
-        (block, chunk)
-        for block in sorted(by_block)
-        for chunk in groups(by_block[block], max_items=keys)
+        (block, chunk) for block in sorted(by_block) for chunk in groups(by_block[block], max_items=keys)
     ]
     statement: list[tuple[int, list[str]]] = []
     count = 0

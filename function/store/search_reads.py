@@ -174,11 +174,18 @@ class SearchReads(ReadQueries):
         articles, indexed, fresh = row if row is not None else (0, 0, 0)
         return IndexStatus(int(articles or 0), int(indexed or 0), int(fresh or 0))
 
-    def _matches(self, user_name: str, terms: Sequence[str], filters: Filters, now: datetime) -> _Matches | None:
+    def _matches(
+        self, user_name: str, terms: Sequence[str], filters: Filters, now: datetime
+    ) -> _Matches | None:
         """The first statement: one UNION of rows, in a SELECT (as ``tag_facets`` does), then the BM25
         scores in the process. The BM25 figures (entries per term, count and average length) are the
         blog's whole index's; only which articles are kept applies the filters. None: no such user."""
-        kept_filters: dict[str, Any] = {"type": filters.type, "tag": filters.tag, "tags": filters.tags, "now": now}
+        kept_filters: dict[str, Any] = {
+            "type": filters.type,
+            "tag": filters.tag,
+            "tags": filters.tags,
+            "now": now,
+        }
         none = peewee.Value(None)
         postings = (
             # Named here: the derived table's columns take the first SELECT's names, which must differ.

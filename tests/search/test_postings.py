@@ -7,8 +7,17 @@ import math
 
 import pytest
 
-from function.search.lexical import B, K1, idf
-from function.search.postings import BLOCK_DOCS, MAX_FREQUENCY, RECORD_BYTES, block_of, bm25, decode, encode, merged
+from function.search.lexical import K1, B, idf
+from function.search.postings import (
+    BLOCK_DOCS,
+    MAX_FREQUENCY,
+    RECORD_BYTES,
+    block_of,
+    bm25,
+    decode,
+    encode,
+    merged,
+)
 
 
 def test_records_are_ten_little_endian_bytes_sorted_by_doc() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from function.search.lexical import MAX_QUERY_TERMS
+from function.search.postings import BLOCK_DOCS, decode
 from function.search.tokens import query_terms
 from function.store.facade import PeeweeStore
-from function.search.postings import BLOCK_DOCS, decode
 from function.store.models import SearchDocument, SearchPosting
 from function.store.records import UserRecord
 from function.store.search_reads import NO_FILTERS, Filters, ScoredPage
@@ -184,7 +184,9 @@ def indexed_slugs(store: PeeweeStore, user_id: int) -> list[str]:
 
 
 def docs_of(store: PeeweeStore, user_id: int) -> dict[int, str]:
-    rows = SearchDocument.select(SearchDocument.doc, SearchDocument.slug).where(SearchDocument.user == user_id)
+    rows = SearchDocument.select(SearchDocument.doc, SearchDocument.slug).where(
+        SearchDocument.user == user_id
+    )
     return {row.doc: row.slug for row in rows.bind(store.db)}
 
 
@@ -195,7 +197,9 @@ def entries(store: PeeweeStore, user_id: int) -> list[tuple[str, str, int, int]]
     for row in SearchPosting.select().where(SearchPosting.user == user_id).bind(store.db):
         for record in decode(bytes(row.postings)):
             assert int(record["doc"]) // BLOCK_DOCS == row.block  # each entry in its own block's row
-            found.append((slugs[int(record["doc"])], row.term, int(record["frequency"]), int(record["length"])))
+            found.append(
+                (slugs[int(record["doc"])], row.term, int(record["frequency"]), int(record["length"]))
+            )
     return sorted(found)
 
 

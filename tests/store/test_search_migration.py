@@ -4,6 +4,8 @@ which the search then answers from."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import peewee
 
 from function.search.lexical import MAX_QUERY_TERMS, indexed_document
@@ -26,7 +28,8 @@ _BEFORE_PACKED = next(i for i, (number, _, _) in enumerate(STEPS) if number == 1
 def _stored_entries(db: peewee.Database) -> set[tuple[str, str, int, int]]:
     """What the index must hold: the weighted terms of every live article, from its stored text."""
     tags: dict[int, list[str]] = {}
-    for article_id, path in ArticleTag.select(ArticleTag.article, Tag.path).join(Tag).tuples().bind(db):
+    pairs = ArticleTag.select(ArticleTag.article, Tag.path).join(Tag).tuples().bind(db)
+    for article_id, path in cast(list[tuple[int, str]], list(pairs)):
         tags.setdefault(article_id, []).append(path)
     query = (
         Article.select(Article.id, Article.slug, Article.title, Article.description, ArticleBody.content)
@@ -34,7 +37,8 @@ def _stored_entries(db: peewee.Database) -> set[tuple[str, str, int, int]]:
         .where(~Article.archived)
     )
     found = set()
-    for article_id, slug, title, description, content in query.tuples().bind(db):
+    rows = cast(list[tuple[int, str, str, str | None, str]], list(query.tuples().bind(db)))
+    for article_id, slug, title, description, content in rows:
         document = indexed_document(title, tags.get(article_id, []), description, content)
         found |= {(slug, term, f, document.length) for term, f in document.frequencies.items()}
     return found

@@ -36,7 +36,9 @@ def blog(store: PeeweeStore, user: UserRecord) -> dict[str, ParsedArticle]:
 
 
 def docs(store: PeeweeStore, user_id: int) -> dict[str, int]:
-    rows = SearchDocument.select(SearchDocument.slug, SearchDocument.doc).where(SearchDocument.user == user_id)
+    rows = SearchDocument.select(SearchDocument.slug, SearchDocument.doc).where(
+        SearchDocument.user == user_id
+    )
     return {row.slug: row.doc for row in rows.bind(store.db)}
 
 
@@ -63,12 +65,16 @@ def expected(articles: dict[str, ParsedArticle]) -> set[tuple[str, str, int, int
 
 
 def blocks_of(store: PeeweeStore, user_id: int, term: str) -> list[int]:
-    query = SearchPosting.select(SearchPosting.block).where(SearchPosting.user == user_id, SearchPosting.term == term)
+    query = SearchPosting.select(SearchPosting.block).where(
+        SearchPosting.user == user_id, SearchPosting.term == term
+    )
     return sorted(row.block for row in query.bind(store.db))
 
 
 def slugs_found(store: PeeweeStore, query: str, limit: int = 100) -> tuple[list[str], int]:
-    page = store.search.lexical_page("alice", query_terms(query, limit=MAX_QUERY_TERMS), limit=limit, offset=0)
+    page = store.search.lexical_page(
+        "alice", query_terms(query, limit=MAX_QUERY_TERMS), limit=limit, offset=0
+    )
     assert page is not None
     return [view.slug for view, _ in page.hits], page.total
 
@@ -90,7 +96,9 @@ def test_articles_are_numbered_in_two_blocks_and_found_in_both(
     assert last == [f"a{COUNT - 1:03d}"]
 
 
-def test_far_fewer_rows_than_entries(store: PeeweeStore, user: UserRecord, blog: dict[str, ParsedArticle]) -> None:
+def test_far_fewer_rows_than_entries(
+    store: PeeweeStore, user: UserRecord, blog: dict[str, ParsedArticle]
+) -> None:
     rows = SearchPosting.select().where(SearchPosting.user == user.id).bind(store.db).count()
     held = len(entries(store, user.id))
     assert held > 40 * COUNT
