@@ -169,7 +169,7 @@ def _search_rows(results: Results) -> list[list[str]]:
                 "",
                 "0",
                 f"{t.db_round_trips} ({t.db_connections} connect)",
-                f"index {s.term_rows:,} rows, {s.index_bytes / MB:.1f} MB "
+                f"index {s.index_rows:,} rows ({s.entries:,} entries), {s.index_bytes / MB:.1f} MB "
                 f"(articles {s.articles_bytes / MB:.1f} MB); title first {first}/{asked}",
             ]
         )

@@ -4,8 +4,8 @@ For each size, a real-shaped Japanese and English blog (``search_corpus``). At t
 blog is synced for real (the worker through the relay, as ``ours`` runs a push) and then:
 
 - *first-sync overhead*: the index rebuilt from the stored articles alone
-  (``function.store.migrations.search_index``, the migration step's code: tokenising and writing the
-  terms, and reading the articles back, which the sync does not need, so the figure is an upper
+  (``function.store.migrations.search_index``, the migration step's code: tokenising, packing and
+  writing the postings, and reading the articles back, which the sync does not need, so the figure is an upper
   bound), against the first sync's time without it (the sync's time minus the index's);
 - *no-change push*: a push that touches only the README, its round trips and the statements on the
   search tables (there should be none).
@@ -32,6 +32,7 @@ from bench.measure import Measured
 from bench.ours import run_push
 from bench.reads import ReadTimes, _getter, _time
 from bench.rig import USER, Rig
+from function.search.postings import RECORD_BYTES
 from function.store.backends import open_database
 from function.store.connection import connection
 from function.store.facade import PeeweeStore
@@ -49,7 +50,8 @@ class SearchBench:
     n: int
     query: ReadTimes
     title_first: tuple[int, int]  # distinctive title phrases whose article came first, of those asked
-    term_rows: int
+    index_rows: int  # rows of packed postings
+    entries: int  # (term, article) entries they hold
     index_bytes: int
     articles_bytes: int
     first_sync: Measured | None = None  # the real first sync (with the index), at the synced size
@@ -91,11 +93,11 @@ def measure_search(
         path = f"/users/{USER}/articles/search?q="
         times = _time(rig, SEARCH_QUERY, n, calls, lambda: get(path + quote(next(queries))))
         title_first = _title_first(get, path, n)
-        rows, index_bytes, articles_bytes = _sizes(rig.direct_url(database))
+        rows, entries, index_bytes, articles_bytes = _sizes(rig.direct_url(database))
     finally:
         db.close()
         rig.drop_database(database)
-    return SearchBench(n, times, title_first, rows, index_bytes, articles_bytes, **extra)
+    return SearchBench(n, times, title_first, rows, entries, index_bytes, articles_bytes, **extra)
 
 
 def _synced(
@@ -162,13 +164,16 @@ def _title_first(get: Callable[..., Any], path: str, n: int) -> tuple[int, int]:
     return first, len(asked)
 
 
-def _sizes(url: str) -> tuple[int, int, int]:
-    """Rows of the terms table; bytes (data and indexes) of the index's tables and of the articles'."""
+def _sizes(url: str) -> tuple[int, int, int, int]:
+    """Rows of the postings table and the entries they pack; bytes (data and indexes) of the index's
+    tables and of the articles'."""
     db = open_database(url)
     with connection(db):
-        for table in ("articles", "search_terms", "search_documents"):
+        for table in ("articles", "search_postings", "search_documents"):
             db.execute_sql(f"ANALYZE TABLE {table}")
-        rows = db.execute_sql("SELECT COUNT(*) FROM search_terms").fetchone()[0]
+        rows, packed = db.execute_sql(
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(postings)), 0) FROM search_postings"
+        ).fetchone()
         sizes = dict(
             db.execute_sql(
                 "SELECT table_name, data_length + index_length FROM information_schema.tables "
@@ -176,5 +181,5 @@ def _sizes(url: str) -> tuple[int, int, int]:
             ).fetchall()
         )
     db.close()
-    index = int(sizes.get("search_terms", 0)) + int(sizes.get("search_documents", 0))
-    return int(rows), index, int(sizes.get("articles", 0))
+    index = int(sizes.get("search_postings", 0)) + int(sizes.get("search_documents", 0))
+    return int(rows), int(packed) // RECORD_BYTES, index, int(sizes.get("articles", 0))
