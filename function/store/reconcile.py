@@ -191,16 +191,17 @@ class ReconcileQueries(StoreBase):
         else can have written since): the rows are not read again. There is no other way to apply: the
         worker, the CLI and the tests all hold the lock and pass the index.
 
-        The search terms of the given articles whose content changed (of every given article with
-        ``reindex``) are replaced, and the archived ones' removed, in the same transaction
-        (``function.store.search_index``).
+        The search index's entries of the given articles whose content changed (of every given article
+        with ``reindex``) are replaced, and the archived ones' removed, in the same transaction
+        (``function.store.search_index``: it reads the rows it rewrites first, two more round trips on
+        MySQL/TiDB, the second only when earlier articles share a block with the written ones).
 
         The statement count does not depend on the number of articles, except one more article INSERT
         per ``CHUNK_SIZE`` given articles (and one more key statement per ``KEY_CHUNK_SIZE``, one more
-        INSERT of search terms per few hundred KB of them). When the whole write is one statement
+        INSERT of search postings per few hundred KB of them). When the whole write is one statement
         (articles whose content is unchanged, same tags, nothing archived) it runs on its own, without
         BEGIN/COMMIT. On MySQL/TiDB any other write is one round trip too (BEGIN, the statements and
-        COMMIT sent together, see ``batched_transaction``).
+        COMMIT sent together, see ``batched_transaction``), plus the search index's reads.
         Nothing to write: no statement at all. Raises ValueError for duplicate slugs.
         """
         slugs = [a.slug for a in articles]
