@@ -16,7 +16,7 @@ each, so ~1,800 rows of at most 1.25 KB for a long article at 128): 128 keeps a 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,29 +52,69 @@ def decode(packed: bytes) -> Records:
 def encode(entries: Iterable[tuple[int, int, int]]) -> bytes:
     """The value of a row holding ``entries`` (doc, weighted frequency, weighted length), sorted by doc;
     a frequency above ``MAX_FREQUENCY`` is kept as that."""
-    rows = np.array(sorted(entries), dtype=np.int64).reshape(-1, 3)
-    records = np.empty(len(rows), dtype=RECORD)
-    records["doc"] = rows[:, 0]
-    records["frequency"] = np.minimum(rows[:, 1], MAX_FREQUENCY)
-    records["length"] = np.minimum(rows[:, 2], MAX_LENGTH)
-    return records.tobytes()
+    rows = sorted(entries)
+    return records_of([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]).tobytes()
 
 
-def merged(packed: bytes | None, drop: Iterable[int], add: Mapping[int, tuple[int, int]]) -> bytes:
-    """A row's value with the entries of the docs in ``drop`` and ``add`` removed, then ``add``'s
-    entries (doc → (frequency, length)) put in. Empty bytes: the row has no entry left."""
-    removed = set(drop) | set(add)
-    kept = (
-        [
-            (int(r["doc"]), int(r["frequency"]), int(r["length"]))
-            for r in decode(packed)
-            if int(r["doc"]) not in removed
-        ]
-        if packed
-        else []
-    )
-    kept += [(doc, frequency, length) for doc, (frequency, length) in add.items()]
-    return encode(kept)
+def records_of(docs: Sequence[int], frequencies: Sequence[int], lengths: Sequence[int]) -> Records:
+    """Records of parallel columns, in the given order; frequencies and lengths capped."""
+    records = np.empty(len(docs), dtype=RECORD)
+    records["doc"] = np.asarray(docs, dtype=np.int64)
+    records["frequency"] = np.minimum(np.asarray(frequencies, dtype=np.int64), MAX_FREQUENCY)
+    records["length"] = np.minimum(np.asarray(lengths, dtype=np.int64), MAX_LENGTH)
+    return records
+
+
+def merged(packed: bytes | None, drop: Iterable[int], add: Records) -> bytes:
+    """A row's value with the entries of the docs in ``drop`` and in ``add`` (records sorted by doc)
+    removed, then ``add``'s put in, sorted by doc. Empty bytes: the row has no entry left."""
+    if not packed:
+        return add.tobytes()
+    stored = decode(packed)
+    removed = list(drop)
+    if not removed and (not len(add) or int(stored["doc"][-1]) < int(add["doc"][0])):
+        return packed + add.tobytes()  # new documents after the stored ones: the first sync's case
+    gone = np.isin(stored["doc"], np.concatenate([np.asarray(removed, dtype=np.int64), add["doc"]]))
+    both = np.concatenate([stored[~gone], add])
+    return np.sort(both, order="doc").tobytes()
+
+
+class Grouped:
+    """Entries (doc, frequency, length) gathered per key and packed per key at once: the sort and the
+    conversion run in numpy over every entry of a write, not once per row."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, int], int] = {}
+        self._keys: list[int] = []
+        self._docs: list[int] = []
+        self._frequencies: list[int] = []
+        self._lengths: list[int] = []
+
+    def add(self, keys: Iterable[tuple[str, int]], doc: int, frequencies: Iterable[int], length: int) -> None:
+        """One document's entries: its frequency under each of ``keys`` (in the same order)."""
+        ids = self._ids
+        start = len(self._keys)
+        self._keys += [ids.setdefault(key, len(ids)) for key in keys]
+        self._frequencies += frequencies
+        added = len(self._keys) - start
+        self._docs += [doc] * added
+        self._lengths += [length] * added
+
+    def keys(self) -> list[tuple[str, int]]:
+        return list(self._ids)
+
+    def records(self) -> dict[tuple[str, int], Records]:
+        """Each key's records, sorted by doc."""
+        if not self._keys:
+            return {}
+        keys = np.asarray(self._keys, dtype=np.int64)
+        records = records_of(self._docs, self._frequencies, self._lengths)
+        order = np.lexsort((records["doc"], keys))
+        keys, records = keys[order], records[order]
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        ends = np.r_[starts[1:], len(keys)]
+        names = list(self._ids)
+        return {names[keys[a]]: records[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)}
 
 
 @dataclass(frozen=True)

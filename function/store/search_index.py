@@ -32,7 +32,7 @@ import peewee
 
 from function.articles.parsed import ParsedArticle
 from function.search.lexical import INDEX_VERSION, IndexedDocument, indexed_document
-from function.search.postings import block_of, merged
+from function.search.postings import Grouped, block_of, merged, records_of
 from function.store.batching import KEY_CHUNK_SIZE, StatementQueue
 from function.store.bounds import STATEMENT_MAX_BYTES, groups, limits_of, row_bytes
 from function.store.models import SearchDocument, SearchPosting
@@ -97,11 +97,11 @@ def queue_index_writes(
     stored, highest = _stored_documents(db, tx, user_id, slugs)
     # Entries to drop (the stored articles', all their old terms) and to add, by (term, block).
     drop: dict[_Pair, set[int]] = defaultdict(set)
-    add: dict[_Pair, dict[int, tuple[int, int]]] = defaultdict(dict)
     for old in stored.values():
         block = block_of(old.doc)
         for term in old.terms:
             drop[(term, block)].add(old.doc)
+    add = Grouped()
     documents: list[dict[str, Any]] = []
     next_doc = highest + 1
     for article in written:
@@ -110,26 +110,27 @@ def queue_index_writes(
         else:
             doc, next_doc = next_doc, next_doc + 1
         block = block_of(doc)
-        length = article.document.length
-        for term, frequency in article.document.frequencies.items():
-            add[(term, block)][doc] = (frequency, length)
+        frequencies = article.document.frequencies
+        add.add([(term, block) for term in frequencies], doc, frequencies.values(), article.document.length)
         documents.append(
             {
                 "user": user_id,
                 "slug": article.slug,
                 "doc": doc,
-                "length": length,
-                "terms": packed_terms(list(article.document.frequencies)),
+                "length": article.document.length,
+                "terms": packed_terms(list(frequencies)),
                 "content_hash": article.content_hash,
                 "version": INDEX_VERSION,
             }
         )
-    pairs = sorted(set(drop) | set(add))
+    added = add.records()
+    pairs = sorted(set(drop) | set(added))
     # Only blocks that held a number before this write can have rows.
     existing = _postings(db, tx, user_id, [p for p in pairs if highest >= 0 and p[1] <= block_of(highest)])
     rows: list[_PostingRow] = []
+    nothing = records_of([], [], [])
     for pair in pairs:
-        value = merged(existing.get(pair), drop.get(pair, ()), add.get(pair, {}))
+        value = merged(existing.get(pair), drop.get(pair, ()), added.get(pair, nothing))
         if value:
             rows.append((user_id, pair[0], pair[1], value))
     for condition in _pair_conditions(db, user_id, sorted(existing)):

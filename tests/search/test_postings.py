@@ -12,11 +12,13 @@ from function.search.postings import (
     BLOCK_DOCS,
     MAX_FREQUENCY,
     RECORD_BYTES,
+    Grouped,
     block_of,
     bm25,
     decode,
     encode,
     merged,
+    records_of,
 )
 
 
@@ -47,14 +49,23 @@ def test_blocks_cut_the_numbers_every_block_docs() -> None:
 
 def test_merging_drops_replaces_and_adds_entries() -> None:
     stored = encode([(1, 2, 10), (2, 5, 50), (3, 1, 30)])
-    value = merged(stored, drop={2}, add={3: (4, 31), 9: (1, 90)})
+    value = merged(stored, drop={2}, add=records_of([9, 3], [1, 4], [90, 31]))
     assert [(int(r["doc"]), int(r["frequency"]), int(r["length"])) for r in decode(value)] == [
         (1, 2, 10),
         (3, 4, 31),
         (9, 1, 90),
     ]
-    assert merged(encode([(5, 1, 1)]), drop={5}, add={}) == b""  # nothing left: the row goes
-    assert decode(merged(None, drop=(), add={4: (2, 8)}))["doc"].tolist() == [4]
+    assert merged(encode([(5, 1, 1)]), drop={5}, add=records_of([], [], [])) == b""  # the row goes
+    assert decode(merged(None, drop=(), add=records_of([4], [2], [8])))["doc"].tolist() == [4]
+
+
+def test_grouped_entries_pack_per_key_sorted_by_doc() -> None:
+    grouped = Grouped()
+    grouped.add([("b", 0), ("a", 0)], 7, [2, 1], 30)
+    grouped.add([("a", 0), ("a", 1)], 3, [5, 9], 12)
+    packed = {key: [tuple(int(v) for v in r) for r in records] for key, records in grouped.records().items()}
+    assert packed == {("a", 0): [(3, 5, 12), (7, 1, 30)], ("b", 0): [(7, 2, 30)], ("a", 1): [(3, 9, 12)]}
+    assert Grouped().records() == {}
 
 
 def test_bm25_sums_each_terms_share_over_its_entries_in_every_block() -> None:
