@@ -76,12 +76,26 @@ class IndexStatus:
 class _Matches:
     """What the first statement tells: the kept articles holding any term, by score."""
 
-    scores: dict[int, float]  # article id → BM25 score
+    scores: dict[int, float]  # article number in the index (``search_documents.doc``) → BM25 score
 
+
+# Kept article numbers per bitmap row: below 63 bits, so that SQLite's signed 64-bit SUM never overflows.
+_KEPT_BITS = 32
 
 # The summary row's published_at and slug (``_SUMMARY_COLUMNS``), for the order of tied scores.
 _PUBLISHED = 8
 _SLUG = 1
+
+
+def _bitmap_docs(groups: list[int], masks: list[int]) -> Any:
+    """The numbers set in bitmaps of ``_KEPT_BITS``: bit ``b`` of group ``g``'s mask is ``g * 32 + b``."""
+    if not groups:
+        return np.empty(0, dtype=np.int64)
+    bits = (
+        np.asarray(masks, dtype=np.uint64)[:, None] >> np.arange(_KEPT_BITS, dtype=np.uint64)
+    ) & np.uint64(1)
+    group_of, bit = np.nonzero(bits)
+    return np.asarray(groups, dtype=np.int64)[group_of] * _KEPT_BITS + bit
 
 
 class SearchReads(ReadQueries):
@@ -210,11 +224,19 @@ class SearchReads(ReadQueries):
             .join(User, on=(SearchDocument.user == User.id))
             .where(User.name == user_name)
         )
-        kept = self._filtered(
-            user_name, (peewee.Value("kept"), none, SearchDocument.doc, Article.id, none), **kept_filters
-        ).join(
-            SearchDocument,
-            on=(SearchDocument.user == Article.user) & (SearchDocument.slug == Article.slug),
+        # The kept articles' numbers as bitmaps of 32 (a 5,000-article blog is ~160 rows, not 5,000):
+        # the sum of distinct powers of two is their OR, on every backend.
+        group = self._whole_division(SearchDocument.doc, _KEPT_BITS)
+        bit = peewee.Expression(peewee.Value(1), "<<", SearchDocument.doc - group * _KEPT_BITS)
+        kept = (
+            self._filtered(
+                user_name, (peewee.Value("kept"), none, group, peewee.fn.SUM(bit), none), **kept_filters
+            )
+            .join(
+                SearchDocument,
+                on=(SearchDocument.user == Article.user) & (SearchDocument.slug == Article.slug),
+            )
+            .group_by(group)
         )
         user = User.select(peewee.Value("user"), none, User.id, none, none).where(User.name == user_name)
         union = postings.union_all(documents).union_all(kept).union_all(user)
@@ -223,7 +245,8 @@ class SearchReads(ReadQueries):
         if not any(_text(row[0]) == "user" for row in rows):
             return None
         by_term: dict[str, list[bytes]] = {}
-        articles: dict[int, int] = {}  # doc → article id
+        groups_kept: list[int] = []
+        masks: list[int] = []
         documents_count, total_length = 0, 0.0
         for kind, term, first, second, value in rows:
             name = _text(kind)
@@ -232,12 +255,13 @@ class SearchReads(ReadQueries):
             elif name == "docs":
                 documents_count, total_length = int(first or 0), float(second or 0)
             elif name == "kept":
-                articles[int(first)] = int(second)
+                groups_kept.append(int(first))
+                masks.append(int(second))
         average = total_length / documents_count if documents_count else 1.0
         scored = bm25(by_term, documents_count, average)
-        keep = np.isin(scored.docs, np.fromiter(articles, dtype=np.int64, count=len(articles)))
+        keep = np.isin(scored.docs, _bitmap_docs(groups_kept, masks))
         docs, scores = scored.docs[keep], scored.scores[keep]
-        return _Matches({articles[int(d)]: float(v) for d, v in zip(docs, scores, strict=True)})
+        return _Matches(dict(zip(docs.tolist(), scores.tolist(), strict=True)))
 
     def _page(
         self,
@@ -254,7 +278,7 @@ class SearchReads(ReadQueries):
         ranked = sorted(matches.scores.values(), reverse=True)
         highest, lowest = ranked[offset], ranked[min(offset + limit, len(ranked)) - 1]
         before = sum(1 for score in ranked if score > highest)  # articles ahead of the page's scores
-        ids = [i for i, score in matches.scores.items() if lowest <= score <= highest]
+        docs = [d for d, score in matches.scores.items() if lowest <= score <= highest]
         tag_paths = (
             ArticleTag.select(self._concat(Tag.path))
             .join(Tag, on=(ArticleTag.tag == Tag.id))
@@ -262,32 +286,47 @@ class SearchReads(ReadQueries):
         )
         rows: list[tuple[Any, ...]] = []
         # One statement but for ties past a statement's keys (thousands of articles scoring the same).
-        for chunk in groups(ids, max_items=limits_of(self._db).keys(reserved=8)):
-            query = self._filtered(
-                user_name,
-                (*_SUMMARY_COLUMNS, tag_paths),
-                type=filters.type,
-                tag=filters.tag,
-                tags=filters.tags,
-                now=now,
-            ).where(Article.id.in_(chunk))
+        for chunk in groups(docs, max_items=limits_of(self._db).keys(reserved=8)):
+            query = (
+                self._filtered(
+                    user_name,
+                    (*_SUMMARY_COLUMNS, tag_paths, SearchDocument.doc),
+                    type=filters.type,
+                    tag=filters.tag,
+                    tags=filters.tags,
+                    now=now,
+                )
+                .join(
+                    SearchDocument,
+                    on=(SearchDocument.user == Article.user) & (SearchDocument.slug == Article.slug),
+                )
+                .where(SearchDocument.doc.in_(chunk))
+            )
             rows += self._rows(query)
         rows.sort(key=lambda row: row[_SLUG], reverse=True)
         rows.sort(key=lambda row: row[_PUBLISHED], reverse=True)
-        rows.sort(key=lambda row: matches.scores[row[0]], reverse=True)
+        rows.sort(key=lambda row: matches.scores[row[-1]], reverse=True)
         rows = rows[offset - before : offset - before + limit]
         cut = [
             row[0]
             for row in rows
-            if row[-1] is not None and len(_text(row[-1]).encode()) >= _CONCAT_MAX_BYTES
+            if row[-2] is not None and len(_text(row[-2]).encode()) >= _CONCAT_MAX_BYTES
         ]
         reread = self._tags_of(cut) if cut and is_mysql(self._db) else {}
         hits = []
         for row in rows:
-            paths = _text(row[-1]).split(_TAG_SEPARATOR) if row[-1] is not None else []
+            paths = _text(row[-2]).split(_TAG_SEPARATOR) if row[-2] is not None else []
             tags = reread.get(row[0], tuple(sorted(paths)))
-            hits.append((_view(row[:-1], tags), matches.scores[row[0]]))
+            hits.append((_view(row[:-2], tags), matches.scores[row[-1]]))
         return hits
+
+    def _whole_division(self, value: Any, divisor: int) -> Any:
+        """``value`` divided by ``divisor``, rounded down (non-negative integers): ``DIV`` on MySQL and
+        TiDB, whose ``/`` gives a decimal; SQLite's ``/`` of integers is already whole."""
+        if is_mysql(self._db):
+            # A NodeList, not an Expression: Peewee renders an Expression's "DIV" as "/".
+            return peewee.NodeList((value, peewee.SQL("DIV"), peewee.Value(divisor)), parens=True)
+        return peewee.Expression(value, "/", divisor)
 
     def _concat(self, column: Any) -> Any:
         """GROUP_CONCAT of ``column`` with ``_TAG_SEPARATOR``, as each backend spells it."""
