@@ -166,10 +166,10 @@ def _title_first(get: Callable[..., Any], path: str, n: int) -> tuple[int, int]:
 
 def _sizes(url: str) -> tuple[int, int, int, int]:
     """Rows of the postings table and the entries they pack; bytes (data and indexes) of the index's
-    tables and of the articles'."""
+    tables and of the articles' (their rows and bodies)."""
     db = open_database(url)
     with connection(db):
-        for table in ("articles", "search_postings", "search_documents"):
+        for table in ("articles", "article_bodies", "search_postings", "search_documents"):
             db.execute_sql(f"ANALYZE TABLE {table}")
         rows, packed = db.execute_sql(
             "SELECT COUNT(*), COALESCE(SUM(LENGTH(postings)), 0) FROM search_postings"
@@ -182,4 +182,5 @@ def _sizes(url: str) -> tuple[int, int, int, int]:
         )
     db.close()
     index = int(sizes.get("search_postings", 0)) + int(sizes.get("search_documents", 0))
-    return int(rows), int(packed) // RECORD_BYTES, index, int(sizes.get("articles", 0))
+    articles = int(sizes.get("articles", 0)) + int(sizes.get("article_bodies", 0))
+    return int(rows), int(packed) // RECORD_BYTES, index, articles
