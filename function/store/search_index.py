@@ -161,7 +161,8 @@ def _stored_documents(
     read in one statement per as many slugs as a statement may hold."""
     stored: dict[str, _Stored] = {}
     highest = -1
-    keys = min(limits_of(db).keys(reserved=2), KEY_CHUNK_SIZE)
+    # Parameters besides the slugs: the user's id twice and the highest number's two empty columns.
+    keys = min(limits_of(db).keys(reserved=4), KEY_CHUNK_SIZE)
     for i, chunk in enumerate(groups(slugs, max_items=keys)):
         query: Any = SearchDocument.select(
             SearchDocument.slug, SearchDocument.doc, SearchDocument.terms
@@ -197,21 +198,25 @@ def _pair_conditions(db: peewee.Database, user_id: int, pairs: Sequence[_Pair]) 
     """WHERE conditions selecting the rows of ``pairs`` (sorted by term, any order of blocks), each
     within a statement's keys and ``_BLOCKS_PER_STATEMENT`` blocks: ``user = ? AND (block = ? AND term
     IN (...) OR ...)``."""
-    keys = min(limits_of(db).keys(reserved=2 * _BLOCKS_PER_STATEMENT + 1), KEY_CHUNK_SIZE)
+    # Parameters: the user's id, then per block its number and its terms.
+    budget = min(limits_of(db).keys(reserved=1), KEY_CHUNK_SIZE)
     by_block: dict[int, list[str]] = defaultdict(list)
     for term, block in pairs:
         by_block[block].append(term)
     pieces = [
-        (block, chunk) for block in sorted(by_block) for chunk in groups(by_block[block], max_items=keys)
+        (block, chunk)
+        for block in sorted(by_block)
+        for chunk in groups(by_block[block], max_items=max(budget - 1, 1))
     ]
     statement: list[tuple[int, list[str]]] = []
-    count = 0
+    used = 0
     for block, chunk in pieces:
-        if statement and (count + len(chunk) > keys or len(statement) >= _BLOCKS_PER_STATEMENT):
+        cost = 1 + len(chunk)
+        if statement and (used + cost > budget or len(statement) >= _BLOCKS_PER_STATEMENT):
             yield _condition(user_id, statement)
-            statement, count = [], 0
+            statement, used = [], 0
         statement.append((block, chunk))
-        count += len(chunk)
+        used += cost
     if statement:
         yield _condition(user_id, statement)
 
