@@ -24,6 +24,9 @@ _NONCHARACTERS = "".join(f"{chr(plane << 16 | 0xFFFE)}{chr(plane << 16 | 0xFFFF)
 _PLAIN = f'[^<>&"\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef{_NONCHARACTERS}]'
 _BODY = re.compile(rf'(?:{_PLAIN}++|&(?:amp|lt|gt|quot);|<span class="[A-Za-z0-9_ -]+">|</span>)*+')
 
+# Any render's marker: the nonce is compared in Python, so that no pattern is compiled per render.
+_MARKER = re.compile("\ue002([0-9a-f]{16}):(\\d+)\ue003")
+
 
 class CodeBodies:
     """The code bodies of one render, each in the page as a marker until the page is sanitized.
@@ -33,7 +36,6 @@ class CodeBodies:
     def __init__(self) -> None:
         self._nonce = secrets.token_hex(8)
         self._bodies: list[str] = []
-        self._marker = re.compile(f"\ue002{self._nonce}:(\\d+)\ue003")
 
     def keep_out(self, body: str) -> str:
         """A marker for ``body`` (as the sanitizer will write it), or ``body`` itself if it is not plain."""
@@ -45,4 +47,7 @@ class CodeBodies:
     def put_in(self, html: str) -> str:
         if not self._bodies:
             return html
-        return self._marker.sub(lambda m: self._bodies[int(m[1])], html)
+        return _MARKER.sub(self._body_of, html)
+
+    def _body_of(self, marker: re.Match[str]) -> str:
+        return self._bodies[int(marker[2])] if marker[1] == self._nonce else marker[0]
