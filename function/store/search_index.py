@@ -13,9 +13,10 @@ it (its Markdown body, never its HTML), so the index never reads the articles ba
 One write reads, inside the transaction: the documents rows of its slugs (their numbers and old terms)
 with the user's highest number, then the postings rows of the (term, block) pairs whose entries change
 (the old and new terms of each article, in its block); it rewrites those rows (DELETE, then INSERT of
-the merged values) and the documents rows. So its work is bounded by the changed articles' terms times
-``BLOCK_DOCS``, never by the blog's size, in a fixed number of statements per as many keys and bytes
-as a statement may carry.
+the merged values) and the documents rows. On MySQL/TiDB the rows that only gain entries of articles
+new to the index are not read: an INSERT appends the entries to them (a first sync reads no
+postings). So its work is bounded by the changed articles' terms times ``BLOCK_DOCS``, never by the
+blog's size, in a fixed number of statements per as many keys and bytes as a statement may carry.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import peewee
 from function.articles.parsed import ParsedArticle
 from function.search.lexical import INDEX_VERSION, IndexedDocument, indexed_document
 from function.search.postings import Grouped, block_of, merged, records_of
+from function.store.backends import is_mysql
 from function.store.batching import KEY_CHUNK_SIZE, StatementQueue
 from function.store.bounds import STATEMENT_MAX_BYTES, groups, limits_of, row_bytes
 from function.store.models import SearchDocument, SearchPosting
@@ -124,7 +126,17 @@ def queue_index_writes(
             }
         )
     added = add.records()
-    pairs = sorted(set(drop) | set(added))
+    # A pair that only gains entries of articles new to the index needs no read on MySQL/TiDB: their
+    # numbers are above every stored one, so appending them to the row keeps it sorted (an INSERT
+    # that appends on a duplicate key). Every other pair, and every pair on SQLite (no round trip to
+    # save, and its || makes text of bytes), is read, merged here and written whole.
+    rewritten = set(drop)
+    for article in written:
+        if article.slug in stored:
+            block = block_of(stored[article.slug].doc)
+            rewritten.update((term, block) for term in article.document.frequencies)
+    appended = sorted(set(added) - rewritten) if is_mysql(db) else []
+    pairs = sorted((set(drop) | set(added)) - set(appended))
     # Only blocks that held a number before this write can have rows.
     existing = _postings(db, tx, user_id, [p for p in pairs if highest >= 0 and p[1] <= block_of(highest)])
     rows: list[_PostingRow] = []
@@ -133,6 +145,7 @@ def queue_index_writes(
         value = merged(existing.get(pair), drop.get(pair, ()), added.get(pair, nothing))
         if value:
             rows.append((user_id, pair[0], pair[1], value))
+    appends = [(user_id, term, block, added[(term, block)].tobytes()) for term, block in appended]
     for condition in _pair_conditions(db, user_id, sorted(existing)):
         tx.add(SearchPosting.delete().where(condition).bind(db), "removing search postings")
     keys = min(limits_of(db).keys(reserved=1), KEY_CHUNK_SIZE)
@@ -151,6 +164,8 @@ def queue_index_writes(
     ):
         tx.add(SearchDocument.insert_many(chunk_rows).bind(db), "writing search documents")
     for statement in posting_inserts(db, rows):
+        tx.add(statement, "writing search postings")
+    for statement in posting_inserts(db, appends, append=True):
         tx.add(statement, "writing search postings")
 
 
@@ -236,11 +251,14 @@ def _posting_bytes(row: _PostingRow) -> int:
     return len(row[1].encode()) + 2 * len(row[3]) + 40
 
 
-def posting_inserts(db: peewee.Database, rows: Sequence[_PostingRow]) -> Iterator[PostingInsert]:
-    """Multi-row INSERTs of ``rows``, each within the database's parameter and byte limits."""
+def posting_inserts(
+    db: peewee.Database, rows: Sequence[_PostingRow], *, append: bool = False
+) -> Iterator[PostingInsert]:
+    """Multi-row INSERTs of ``rows``, each within the database's parameter and byte limits (``append``,
+    MySQL/TiDB only: a row whose key exists gets the value appended to its own)."""
     per_statement = min(limits_of(db).rows(4), 20_000)
     for chunk in groups(rows, max_items=per_statement, weights=[(_posting_bytes, _POSTING_INSERT_BYTES)]):
-        yield PostingInsert(db, chunk)
+        yield PostingInsert(db, chunk, append=append)
 
 
 class PostingInsert:
@@ -249,9 +267,10 @@ class PostingInsert:
     rather than by Peewee, which renders each value of a multi-row INSERT in Python (microseconds each):
     a first sync writes tens of thousands of these rows."""
 
-    def __init__(self, db: peewee.Database, rows: Sequence[_PostingRow]) -> None:
+    def __init__(self, db: peewee.Database, rows: Sequence[_PostingRow], *, append: bool = False) -> None:
         self._db = db
         self._rows = rows
+        self._append = append
 
     def sql(self) -> tuple[str, list[Any]]:
         q = self._quoted
@@ -260,7 +279,11 @@ class PostingInsert:
         head = f"INSERT INTO {q(SearchPosting._meta.table_name)} ({columns}) VALUES "  # noqa: S608
         one = f"({p}, {p}, {p}, {p})"
         params: list[Any] = [value for row in self._rows for value in row]
-        return head + ", ".join([one] * len(self._rows)), params
+        sql = head + ", ".join([one] * len(self._rows))
+        if self._append:
+            postings = q(SearchPosting.postings.column_name)
+            sql += f" ON DUPLICATE KEY UPDATE {postings} = CONCAT({postings}, VALUES({postings}))"
+        return sql, params
 
     def _quoted(self, name: str) -> str:
         return self._db.quote[0] + name + self._db.quote[1]

@@ -3,16 +3,22 @@ across more than one block, edits that drop terms, removals, and far fewer rows 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from function.articles.parsed import ParsedArticle
 from function.search.lexical import MAX_QUERY_TERMS, indexed_document
 from function.search.postings import BLOCK_DOCS, decode
 from function.search.tokens import query_terms
+from function.store.backends import open_database
+from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import SearchDocument, SearchPosting
 from function.store.records import UserRecord
+from function.store.schema import create_tables
 from tests.kit.builders import T0, apply_as_worker, article, at
+from tests.kit.statements import count_statements
 
 # Words every article shares, and one of its own: a blog's common vocabulary and its distinct terms.
 _SHARED = " ".join(f"shared{k}" for k in range(40))
@@ -48,6 +54,7 @@ def entries(store: PeeweeStore, user_id: int) -> set[tuple[str, str, int, int]]:
     for row in SearchPosting.select().where(SearchPosting.user == user_id).bind(store.db):
         records = decode(bytes(row.postings))
         assert len(records) > 0  # no row is left without entries
+        assert all(records["doc"][1:] > records["doc"][:-1]), (row.term, row.block)  # sorted, once each
         for record in records:
             doc = int(record["doc"])
             assert doc // BLOCK_DOCS == row.block
@@ -142,3 +149,56 @@ def test_removals_empty_a_block_and_new_articles_take_the_next_numbers(
     assert {numbers["a900"], numbers["a000"]} == {BLOCK_DOCS - 1 + 1, BLOCK_DOCS - 1 + 2}
     assert entries(store, user.id) == expected(blog)
     assert slugs_found(store, "only900")[0] == ["a900"]
+
+
+def test_writes_that_add_articles_to_a_block_keep_every_entry_in_order(
+    store: PeeweeStore, user: UserRecord
+) -> None:
+    # GIVEN a block filled by three writes: new articles, more new ones, then an edit of one of the first
+    # that drops and adds terms in the same write as more new articles
+    articles = {a.slug: a for a in (numbered(i) for i in range(10))}
+    apply_as_worker(store, user.id, list(articles.values()), [], T0)
+    more = {a.slug: a for a in (numbered(i) for i in range(10, 20))}
+    apply_as_worker(store, user.id, list(more.values()), [], at(1))
+    articles |= more
+    edited = numbered(3, body="shared1 shared2 rewritten words")
+    newest = {a.slug: a for a in (numbered(i) for i in range(20, 25))}
+    apply_as_worker(store, user.id, [edited, *newest.values()], [], at(2))
+    articles |= {edited.slug: edited} | newest
+
+    # THEN the index holds exactly each article's entries, each row sorted by number
+    assert entries(store, user.id) == expected(articles)
+    assert docs(store, user.id)["a003"] == 3
+    # AND a search finds the added, the edited and the untouched articles
+    assert slugs_found(store, "only22")[0] == ["a022"]
+    assert slugs_found(store, "rewritten")[0] == ["a003"]
+    assert slugs_found(store, "only3")[1] == 0
+    assert slugs_found(store, "shared1")[1] == 25
+
+
+@pytest.fixture
+def mysql_store(mysql_url: str) -> Iterator[PeeweeStore]:
+    db = open_database(mysql_url)
+    with connection(db):
+        create_tables(db)
+        yield PeeweeStore(db)
+
+
+@pytest.mark.mysql
+def test_on_mysql_adding_articles_reads_and_deletes_no_postings(mysql_store: PeeweeStore) -> None:
+    # GIVEN a blog of two blocks on MariaDB
+    store = mysql_store
+    user = store.users.add_user("alice", "alice@example.com", 101)
+    blog = {a.slug: a for a in (numbered(i) for i in range(COUNT))}
+    apply_as_worker(store, user.id, list(blog.values()), [], T0)
+
+    # WHEN a push adds two articles whose terms the blog's rows already hold
+    added = [numbered(COUNT), numbered(COUNT + 1)]
+    with count_statements(store.db) as seen:
+        apply_as_worker(store, user.id, added, [], at(1))
+
+    # THEN their entries were appended to those rows, unread and undeleted
+    touching = [s for s in seen.statements if "search_postings" in s]
+    assert touching and all(s.startswith("INSERT") for s in touching), touching
+    assert entries(store, user.id) == expected(blog | {a.slug: a for a in added})
+    assert slugs_found(store, "shared5")[1] == COUNT + 2
