@@ -91,8 +91,8 @@ def page(results: Results, command: str, load: tuple[float, float]) -> str:
                 "the lock (the pushed commit's listing asked for together with the head: a commit's tree",
                 "never changes), so newest-wins holds; then the books' index, the finish record and the",
                 "lock's release. A changed article adds its blob and its write transaction: one round trip",
-                "for the transaction's statements, and one for each read inside it (the search index's rows",
-                "it rewrites are read first: two more).",
+                "for the transaction's statements, and one for each read inside it (the search index's",
+                "numbers of the articles, and the rows an edit rewrites, are read first: one or two more).",
             ]
         ),
         "",
