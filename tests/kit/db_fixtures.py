@@ -197,3 +197,12 @@ def store(db_url: str) -> Iterator[PeeweeStore]:
     with connection(db):
         create_tables(db)
         yield PeeweeStore(db)
+
+
+@pytest.fixture
+def mysql_store(mysql_url: str) -> Iterator[PeeweeStore]:
+    """``store`` on MariaDB only, for a test of what the MySQL protocol sends."""
+    db = open_database(mysql_url)
+    with connection(db):
+        create_tables(db)
+        yield PeeweeStore(db)

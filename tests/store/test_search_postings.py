@@ -3,20 +3,15 @@ across more than one block, edits that drop terms, removals, and far fewer rows 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from function.articles.parsed import ParsedArticle
 from function.search.lexical import MAX_QUERY_TERMS, indexed_document
 from function.search.postings import BLOCK_DOCS, decode
 from function.search.tokens import query_terms
-from function.store.backends import open_database
-from function.store.connection import connection
 from function.store.facade import PeeweeStore
 from function.store.models import SearchDocument, SearchPosting
 from function.store.records import UserRecord
-from function.store.schema import create_tables
 from tests.kit.builders import T0, apply_as_worker, article, at
 from tests.kit.statements import count_statements
 
@@ -174,14 +169,6 @@ def test_writes_that_add_articles_to_a_block_keep_every_entry_in_order(
     assert slugs_found(store, "rewritten")[0] == ["a003"]
     assert slugs_found(store, "only3")[1] == 0
     assert slugs_found(store, "shared1")[1] == 25
-
-
-@pytest.fixture
-def mysql_store(mysql_url: str) -> Iterator[PeeweeStore]:
-    db = open_database(mysql_url)
-    with connection(db):
-        create_tables(db)
-        yield PeeweeStore(db)
 
 
 @pytest.mark.mysql

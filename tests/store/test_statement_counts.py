@@ -3,15 +3,10 @@ CHUNK_SIZE given articles at most)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from function.store.backends import open_database
 from function.store.batching import CHUNK_SIZE
-from function.store.connection import connection
 from function.store.facade import PeeweeStore
-from function.store.schema import create_tables
 from tests.kit.builders import T0, apply_as_worker, article, at, moved
 from tests.kit.statements import StatementLog, count_statements
 
@@ -123,14 +118,6 @@ def test_huge_batches_add_only_one_statement_per_chunk(store: PeeweeStore) -> No
     # The two extra article INSERTs and the two extra body INSERTs, nothing else (the new articles'
     # ids are read back in one SELECT for both).
     assert big.count - small.count == 4
-
-
-@pytest.fixture
-def mysql_store(mysql_url: str) -> Iterator[PeeweeStore]:
-    db = open_database(mysql_url)
-    with connection(db):
-        create_tables(db)
-        yield PeeweeStore(db)
 
 
 @pytest.mark.mysql
